@@ -1,0 +1,32 @@
+# Wraps configure / build / test / bench. Every target first runs scripts/install-deps
+# (a no-op once the Debian packages are there).
+BUILD ?= build
+JOBS  ?= $(shell nproc)
+CONFIG ?= configs/default.toml
+NP ?= $(shell /usr/bin/python3 scripts/world-size.py $(CONFIG) 2>/dev/null || echo 4)
+MPIRUN = scripts/mpirun-local
+
+.PHONY: all deps configure build run test bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps
+
+configure: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	@$(MPIRUN) -np $(NP) $(BUILD)/strait train --config $(CONFIG) --force
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure --timeout 900
+
+bench: build
+	@bash scripts/bench-compute.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

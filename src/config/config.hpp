@@ -1,0 +1,111 @@
+// config.hpp — the resolved run configuration (what a TOML file plus --set overrides mean).
+// Loading and validation live in config.cpp; every error names file, line, key and what was
+// expected (ConfigError). Nothing here touches MPI: `strait validate` runs without it.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace strait {
+
+// A configuration error: message already formatted as
+// "<file>:<line>: <key>: <what was wrong>; expected <what is allowed>".
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct DatacenterConfig {
+  std::string name;
+  int ranks = 1;
+  std::vector<double> speed;  // per-rank relative speed in (0, 1]; size == ranks (default all 1)
+  std::vector<double> split;  // tensor split fractions among the DC's ranks; size == ranks, sum 1
+  bool split_even = true;     // true when the config said "even" (split then holds 1/ranks each)
+};
+
+struct LinkConfig {
+  std::string from, to;       // datacenter names
+  double capacity_gbps = 1.0; // > 0
+  double latency_ms = 10.0;   // >= 0
+};
+
+struct ModelConfig {
+  int layers = 2;
+  int d_model = 128;
+  int heads = 4;
+  int d_ff = 512;
+  int seq_len = 64;
+  int vocab = 256;   // byte-level: must be 256
+  int experts = 1;   // E >= 1
+  double init_std = 0.02;
+};
+
+struct ResplitEvent {      // used by the "scheduled" balancer
+  int step = 0;            // takes effect at the start of this step
+  std::string datacenter;
+  std::vector<double> split;
+};
+
+struct TrainConfig {
+  int global_batch = 8;     // sequences per step, over all datacenters
+  int steps = 200;
+  double lr = 3e-3;
+  double beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.0;
+  uint64_t seed = 1234;
+  std::string corpus = "/usr/share/common-licenses";  // a file or a folder (recursive)
+  std::vector<double> batch_shares;  // per datacenter, sum 1 (filled with the even shares)
+  bool batch_shares_even = true;
+  int log_every = 10;
+};
+
+struct ControlConfig {
+  std::string forecaster = "last-value";
+  std::string balancer = "static";
+  std::string path_selector = "direct";
+  std::string sync_planner = "hierarchical";
+  std::string overlap = "sequential";
+  std::vector<ResplitEvent> resplits;  // [[control.resplit]] entries
+};
+
+struct TraceConfig {
+  std::string path;            // default: <run.out_dir>/<run.name>.h5
+};
+
+struct CheckpointConfig {
+  int every = 0;               // steps between checkpoints; 0 = only at the end and on a signal
+  std::string path;            // default: <run.out_dir>/<run.name>.ckpt.h5
+};
+
+struct Config {
+  std::string source_file;     // the TOML file it came from
+  std::string source_text;     // the file text followed by the applied --set lines (for traces)
+  std::string run_name = "default";
+  std::string out_dir = "results/runs";
+  std::string backend = "cpu"; // "cpu" | "cuda" | "auto"
+  double memory_limit_gb = 0;  // 0: MemTotal of this machine
+  std::vector<DatacenterConfig> datacenters;
+  std::vector<LinkConfig> links;  // every ordered pair of distinct DCs, after defaults
+  ModelConfig model;
+  TrainConfig train;
+  ControlConfig control;
+  TraceConfig trace;
+  CheckpointConfig checkpoint;
+
+  int world_size() const;                 // sum of datacenter ranks
+  int dc_of_rank(int world_rank) const;   // contiguous blocks in datacenter order
+  int first_rank_of_dc(int dc) const;
+};
+
+// Loads, applies overrides ("a.b=value", value parsed as TOML), validates, and fills defaults.
+// Throws ConfigError on any problem.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Memory estimate per rank (bytes) for parameters, gradients, Adam state and activations.
+struct MemoryEstimate {
+  double params_bytes, grads_bytes, adam_bytes, activations_bytes, total_bytes;
+};
+MemoryEstimate estimate_memory(const Config& cfg, int world_rank);
+long long parameter_count(const ModelConfig& m);  // per expert, unsharded
+
+}  // namespace strait

@@ -1,0 +1,85 @@
+// trace.hpp — the HDF5 trace of one run (written by rank 0 only).
+// Schema: docs/trace.md. Rows are appended to chunked, extendable datasets and the file is
+// flushed after every step, so a reader sees every completed step while the run goes on
+// (HDF5_USE_FILE_LOCKING=FALSE) and after the run is killed.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace strait {
+
+struct RunMeta {
+  std::string config_text, config_file, version, commit, start_time, run_name;
+  std::vector<std::string> hosts;    // one per world rank
+  std::vector<int> rank_dc;          // datacenter index of each world rank
+  std::vector<std::string> dc_names;
+  int world_size = 0;
+  uint64_t seed = 0;
+  int experts = 1;
+  long long params_per_expert = 0;
+  double corpus_entropy_bits = 0;    // unigram byte entropy of the corpus
+  long long corpus_bytes = 0;
+  std::string resumed_from;          // checkpoint path or empty
+  int mpi_thread_level = 0;
+};
+
+// One row of /steps: timings are max over ranks.
+struct StepRow {
+  int64_t step = 0;
+  int32_t expert = 0;
+  double loss = 0;
+  int64_t tokens = 0;
+  double wall_ms = 0, compute_ms = 0, sync_ms = 0, wait_ms = 0, emulated_ms = 0;
+  double controller_ms = 0, trace_ms = 0;  // rank-0 overheads of the previous step
+};
+
+// One row of /ranks per (step, rank).
+struct RankRow {
+  int64_t step = 0;
+  int32_t rank = 0, dc = 0;
+  double compute_ms = 0, sync_ms = 0, wait_ms = 0, emulated_ms = 0;
+  double split = 0;          // this rank's current tensor-split fraction
+};
+
+// One row of /links per (step, directed link).
+struct LinkRow {
+  int64_t step = 0;
+  int32_t src = 0, dst = 0;  // datacenter indices
+  double bytes = 0, busy_ms = 0, achieved_gbps = 0, capacity_gbps = 0;
+};
+
+// One row of /decisions: what the controller decided and when it takes effect.
+struct DecisionRow {
+  int64_t step = 0;          // step at which it was made
+  int64_t effective_step = 0;
+  std::string slot;          // "forecaster" | "balancer" | "path_selector" | "sync_planner" | "overlap"
+  std::string policy;        // registered name
+  std::string detail;        // JSON text: predictions, new splits, paths, ...
+};
+
+class TraceWriter {
+ public:
+  // Creates the file. Throws std::runtime_error naming the path when it exists and !force, or
+  // cannot be created. Parent folders are created.
+  TraceWriter(const std::string& path, bool force, const RunMeta& meta);
+  ~TraceWriter();  // closes; marks /meta attribute "complete" only via close(true)
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  // Also records the batch's corpus offsets (global batch, in order) for auditing/replay.
+  void append_step(const StepRow& row, const std::vector<int64_t>& offsets);
+  void append_ranks(const std::vector<RankRow>& rows);
+  void append_links(const std::vector<LinkRow>& rows);
+  void append_decision(const DecisionRow& row);
+  void flush();
+  // status: "complete", "interrupted" (signal) — written as /meta attribute "status".
+  void close(const std::string& status);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace strait
