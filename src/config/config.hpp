@@ -108,4 +108,16 @@ struct MemoryEstimate {
 MemoryEstimate estimate_memory(const Config& cfg, int world_rank);
 long long parameter_count(const ModelConfig& m);  // per expert, unsharded
 
+// The per-rank memory limit in bytes: run.memory_limit_gb * 2^30, or MemTotal of this machine
+// when that is 0 (returns 0 when /proc/meminfo cannot be read: no limit is checked then).
+double memory_limit_bytes(const Config& cfg);
+
+// Throws ConfigError "<file>: datacenter: the datacenters have N ranks in all but the job has M;
+// expected mpirun -np N" when the MPI world does not match the config.
+void check_world_size(const Config& cfg, int actual_world_size);
+
+// The policy names [control] accepts for a slot ("forecaster", "balancer", "path_selector",
+// "sync_planner", "overlap"); empty for an unknown slot. Add a name here when a policy lands.
+const std::vector<std::string>& known_policy_names(const std::string& slot);
+
 }  // namespace strait

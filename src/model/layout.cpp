@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/apportion.hpp"
 #include "core/check.hpp"
 
 namespace strait {
@@ -108,27 +109,7 @@ std::vector<ShardSpec> shard_specs(const ModelConfig& m, const std::vector<doubl
   const int n = static_cast<int>(split.size());
   STRAIT_CHECK(n >= 1 && n <= m.heads && n <= m.d_ff, "cannot split the model over " +
                                                           std::to_string(n) + " ranks");
-  // Largest-remainder apportionment of `total` units with a floor of one unit per rank.
-  auto apportion = [&](int total) {
-    std::vector<int> out(n, 1);
-    int left = total - n;
-    const double sum = std::accumulate(split.begin(), split.end(), 0.0);
-    std::vector<double> want(n), rem(n);
-    for (int i = 0; i < n; ++i) want[i] = std::max(0.0, split[i] / sum * total - 1.0);
-    int given = 0;
-    for (int i = 0; i < n; ++i) {
-      const int w = std::min(left - given, static_cast<int>(std::floor(want[i] + 1e-9)));
-      out[i] += std::max(0, w);
-      given += std::max(0, w);
-      rem[i] = want[i] - std::floor(want[i] + 1e-9);
-    }
-    std::vector<int> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return rem[a] > rem[b]; });
-    for (int k = 0; given < left; k = (k + 1) % n, ++given) ++out[order[k]];
-    return out;
-  };
-  const auto heads = apportion(m.heads), cols = apportion(m.d_ff);
+  const auto heads = apportion(split, m.heads, 1), cols = apportion(split, m.d_ff, 1);
   std::vector<ShardSpec> specs(n);
   int hb = 0, cb = 0;
   for (int i = 0; i < n; ++i) {

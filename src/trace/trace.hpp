@@ -64,11 +64,13 @@ class TraceWriter {
   // Creates the file. Throws std::runtime_error naming the path when it exists and !force, or
   // cannot be created. Parent folders are created.
   TraceWriter(const std::string& path, bool force, const RunMeta& meta);
-  ~TraceWriter();  // closes; marks /meta attribute "complete" only via close(true)
+  ~TraceWriter();  // closes handles; /meta "status" stays "running" unless close() was called
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
   // Also records the batch's corpus offsets (global batch, in order) for auditing/replay.
+  // The commit point of a step: call append_ranks/links/decision for the step first; this
+  // writes the step row and flushes the file, so a killed run keeps every committed step.
   void append_step(const StepRow& row, const std::vector<int64_t>& offsets);
   void append_ranks(const std::vector<RankRow>& rows);
   void append_links(const std::vector<LinkRow>& rows);

@@ -1,0 +1,47 @@
+// select.cpp — backend choice (the CUDA edge on the host side).
+#include "backend/select.hpp"
+
+#include <stdexcept>
+
+#ifndef STRAIT_HAVE_CUDA
+#error "STRAIT_HAVE_CUDA must be defined to 0 or 1 by the build"
+#endif
+#if STRAIT_HAVE_CUDA
+#include "cuda_backend.hpp"  // cuda/ is on the include path when the CUDA backend is built
+#endif
+
+namespace strait {
+
+int cuda_devices() {
+#if STRAIT_HAVE_CUDA
+  return cuda_device_count();
+#else
+  return 0;
+#endif
+}
+
+ComputeBackend make_compute_backend(const std::string& kind, MPI_Comm dc_comm, int local_rank) {
+  ComputeBackend out;
+  const bool want_cuda = kind == "cuda" || (kind == "auto" && cuda_devices() > 0);
+  if (want_cuda) {
+#if STRAIT_HAVE_CUDA
+    const int n = cuda_devices();
+    if (n == 0) throw std::runtime_error("run.backend = \"cuda\" but no CUDA device is visible");
+    const int dev = local_rank % n;
+    out.be = make_cuda_backend(dev);
+    out.dc = make_nccl_dc_comm(dc_comm, dev);
+    out.name = "cuda";
+    return out;
+#else
+    (void)local_rank;
+    throw std::runtime_error("run.backend = \"cuda\" but this build has no CUDA backend "
+                             "(nvcc was not found at configure time)");
+#endif
+  }
+  out.be = make_cpu_backend<float>();
+  out.dc = make_mpi_dc_comm<float>(dc_comm);
+  out.name = "cpu";
+  return out;
+}
+
+}  // namespace strait

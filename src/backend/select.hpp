@@ -1,0 +1,29 @@
+// select.hpp — picks the backend a run computes on: "cpu", "cuda" or "auto" (CUDA when a device
+// is visible). The only file above cuda/ that mentions CUDA is select.cpp, behind
+// STRAIT_HAVE_CUDA; the rest of the code sees a Backend and a DcComm.
+#pragma once
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+#include "backend/backend.hpp"
+#include "backend/dc_comm.hpp"
+
+namespace strait {
+
+struct ComputeBackend {
+  std::unique_ptr<Backend<float>> be;
+  std::unique_ptr<DcComm<float>> dc;  // reductions inside the datacenter on be's memory
+  std::string name;                   // "cpu" or "cuda"
+};
+
+// kind: "cpu" | "cuda" | "auto". dc_comm: the DC's communicator (MPI_COMM_NULL for one rank).
+// local_rank picks the GPU. Throws std::runtime_error when "cuda" is asked for and there is no
+// CUDA build or no visible device.
+ComputeBackend make_compute_backend(const std::string& kind, MPI_Comm dc_comm, int local_rank);
+
+// Number of visible CUDA devices (0 without a CUDA build).
+int cuda_devices();
+
+}  // namespace strait

@@ -1,0 +1,139 @@
+// cmd_validate.cpp — `strait validate --config FILE [--set k=v]...`: load and check a config
+// without MPI, then print what it resolves to (datacenters, links, model, training, policies),
+// the rank → datacenter map with each rank's shard, the parameter count and the per-rank
+// memory estimate. Exit status 0 when valid, 2 on a config error.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "config/config.hpp"
+
+namespace strait {
+namespace {
+
+std::string fmt(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+std::string fmt_list(const std::vector<double>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt(v[i]);
+  return s + "]";
+}
+
+// Largest-remainder apportionment of `total` items by `fractions` (for display of MLP columns).
+std::vector<long long> apportion(long long total, const std::vector<double>& fractions) {
+  std::vector<long long> n(fractions.size());
+  std::vector<std::pair<double, size_t>> rest;
+  long long given = 0;
+  for (size_t i = 0; i < fractions.size(); ++i) {
+    const double exact = fractions[i] * static_cast<double>(total);
+    n[i] = static_cast<long long>(std::floor(exact));
+    given += n[i];
+    rest.push_back({exact - static_cast<double>(n[i]), i});
+  }
+  std::stable_sort(rest.begin(), rest.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t k = 0; given < total && k < rest.size(); ++k, ++given) ++n[rest[k].second];
+  return n;
+}
+
+void print_config(const Config& c) {
+  const double MiB = 1048576.0;
+  std::printf("config %s: valid\n\n", c.source_file.c_str());
+  std::printf("run          %s (backend %s)\n", c.run_name.c_str(), c.backend.c_str());
+  std::printf("trace        %s\n", c.trace.path.c_str());
+  std::printf("checkpoint   %s (%s)\n", c.checkpoint.path.c_str(),
+              c.checkpoint.every > 0 ? ("every " + std::to_string(c.checkpoint.every) + " steps").c_str()
+                                     : "at the end and on a signal");
+  const double limit = memory_limit_bytes(c);
+  std::printf("memory limit %s\n\n",
+              limit > 0 ? (fmt(limit / 1073741824.0) + " GiB per rank" +
+                           (c.memory_limit_gb > 0 ? "" : " (MemTotal)")).c_str()
+                        : "unknown (MemTotal unreadable; not checked)");
+
+  std::printf("datacenters: %zu, %d ranks in all\n", c.datacenters.size(), c.world_size());
+  std::printf("  %-12s %5s %6s %11s  %-26s %s\n", "name", "ranks", "first", "batch share",
+              "split", "speed");
+  for (size_t d = 0; d < c.datacenters.size(); ++d) {
+    const DatacenterConfig& dc = c.datacenters[d];
+    const double share = c.train.batch_shares[d];
+    std::printf("  %-12s %5d %6d %11s  %-26s %s\n", dc.name.c_str(), dc.ranks,
+                c.first_rank_of_dc(static_cast<int>(d)),
+                (fmt(share) + " (" + fmt(share * c.train.global_batch) + " seq)").c_str(),
+                ((dc.split_even ? "even " : "") + fmt_list(dc.split)).c_str(),
+                fmt_list(dc.speed).c_str());
+  }
+  std::printf("\nlinks: %zu\n", c.links.size());
+  std::printf("  %-12s %-12s %14s %11s\n", "from", "to", "capacity Gb/s", "latency ms");
+  for (const LinkConfig& l : c.links)
+    std::printf("  %-12s %-12s %14s %11s\n", l.from.c_str(), l.to.c_str(),
+                fmt(l.capacity_gbps).c_str(), fmt(l.latency_ms).c_str());
+
+  const ModelConfig& m = c.model;
+  std::printf("\nmodel        layers %d, d_model %d, heads %d (head dim %d), d_ff %d, seq_len %d, "
+              "vocab %d, experts %d, init_std %s\n",
+              m.layers, m.d_model, m.heads, m.d_model / m.heads, m.d_ff, m.seq_len, m.vocab,
+              m.experts, fmt(m.init_std).c_str());
+  const TrainConfig& t = c.train;
+  std::printf("train        global_batch %d, steps %d, lr %s, betas (%s, %s), eps %s, "
+              "weight_decay %s, seed %llu, log_every %d\n",
+              t.global_batch, t.steps, fmt(t.lr).c_str(), fmt(t.beta1).c_str(),
+              fmt(t.beta2).c_str(), fmt(t.eps).c_str(), fmt(t.weight_decay).c_str(),
+              static_cast<unsigned long long>(t.seed), t.log_every);
+  std::printf("corpus       %s\n", t.corpus.c_str());
+  const ControlConfig& k = c.control;
+  std::printf("control      forecaster %s, balancer %s, path_selector %s, sync_planner %s, "
+              "overlap %s\n",
+              k.forecaster.c_str(), k.balancer.c_str(), k.path_selector.c_str(),
+              k.sync_planner.c_str(), k.overlap.c_str());
+  for (const ResplitEvent& r : k.resplits)
+    std::printf("  resplit at step %d: %s -> %s\n", r.step, r.datacenter.c_str(),
+                fmt_list(r.split).c_str());
+
+  std::printf("\nrank map (split fraction, heads and MLP columns of each rank's shard)\n");
+  std::printf("  %4s  %-12s %5s %8s %5s %8s\n", "rank", "datacenter", "local", "split", "heads",
+              "d_ff cols");
+  for (size_t d = 0; d < c.datacenters.size(); ++d) {
+    const DatacenterConfig& dc = c.datacenters[d];
+    const std::vector<long long> cols = apportion(m.d_ff, dc.split);
+    for (int i = 0; i < dc.ranks; ++i)
+      std::printf("  %4d  %-12s %5d %8s %5lld %8lld\n", c.first_rank_of_dc(static_cast<int>(d)) + i,
+                  dc.name.c_str(), i, fmt(dc.split[i]).c_str(),
+                  std::llround(dc.split[i] * m.heads), cols[i]);
+  }
+
+  const long long p = parameter_count(m);
+  std::printf("\nparameters   %lld per expert, %lld in total (%d expert%s)\n", p,
+              p * m.experts, m.experts, m.experts == 1 ? "" : "s");
+
+  std::printf("\nmemory estimate per rank (MiB)\n");
+  std::printf("  %4s %10s %10s %10s %12s %10s\n", "rank", "params", "grads", "adam",
+              "activations", "total");
+  for (int r = 0; r < c.world_size(); ++r) {
+    const MemoryEstimate e = estimate_memory(c, r);
+    std::printf("  %4d %10.2f %10.2f %10.2f %12.2f %10.2f\n", r, e.params_bytes / MiB,
+                e.grads_bytes / MiB, e.adam_bytes / MiB, e.activations_bytes / MiB,
+                e.total_bytes / MiB);
+  }
+}
+
+}  // namespace
+
+int cmd_validate(const std::string& config, const std::vector<std::string>& sets) {
+  try {
+    const Config c = load_config(config, sets);
+    print_config(c);
+    return 0;
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "strait: config error: %s\n", e.what());
+    return 2;
+  }
+}
+
+}  // namespace strait

@@ -1,0 +1,863 @@
+// load.cpp — load_config(): TOML text → --set overrides → schema and range checks → Config.
+// Every problem becomes one line "<file>:<line>: <key>: <what was wrong>; expected <what is
+// allowed>"; all problems found are reported together (one per line) in one ConfigError.
+// Overrides are applied to the parsed table before any check, so they meet the same rules;
+// nodes they placed are reported as "--set:0". docs/config.md is the reference for the keys.
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <climits>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "config/config.hpp"
+
+namespace strait {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kSumTolerance = 1e-6;
+constexpr int kMaxRanksPerDc = 65536;
+
+// The schema: the keys each table accepts ("" is the document root; array elements use the
+// array's path, so "datacenter" describes every [[datacenter]] entry).
+const std::map<std::string, std::vector<std::string>>& schema() {
+  static const std::map<std::string, std::vector<std::string>> s = {
+      {"", {"run", "datacenter", "network", "link", "model", "train", "control", "trace",
+            "checkpoint"}},
+      {"run", {"name", "out_dir", "backend", "memory_limit_gb"}},
+      {"datacenter", {"name", "ranks", "speed", "split"}},
+      {"network", {"default_capacity_gbps", "default_latency_ms"}},
+      {"link", {"from", "to", "capacity_gbps", "latency_ms"}},
+      {"model", {"layers", "d_model", "heads", "d_ff", "seq_len", "vocab", "experts", "init_std"}},
+      {"train", {"global_batch", "steps", "lr", "beta1", "beta2", "eps", "weight_decay", "seed",
+                 "corpus", "batch_shares", "log_every"}},
+      {"control", {"forecaster", "balancer", "path_selector", "sync_planner", "overlap",
+                   "resplit"}},
+      {"control.resplit", {"step", "datacenter", "split"}},
+      {"trace", {"path"}},
+      {"checkpoint", {"every", "path"}},
+  };
+  return s;
+}
+const std::set<std::string> kArraysOfTables = {"datacenter", "link", "control.resplit"};
+// Keys that only take strings: a --set value for them is never parsed as another TOML type.
+const std::set<std::string> kStringKeys = {
+    "run.name", "run.out_dir", "run.backend", "datacenter.name", "link.from", "link.to",
+    "train.corpus", "control.forecaster", "control.balancer", "control.path_selector",
+    "control.sync_planner", "control.overlap", "control.resplit.datacenter", "trace.path",
+    "checkpoint.path"};
+
+std::string join_path(const std::string& a, const std::string& b) {
+  return a.empty() ? b : a + "." + b;
+}
+
+std::string join_list(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
+std::string num(double x) {
+  std::ostringstream ss;
+  ss << x;
+  return ss.str();
+}
+
+std::string num_list(const std::vector<double>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + num(v[i]);
+  return s + "]";
+}
+
+std::string q(const std::string& s) { return "\"" + s + "\""; }
+
+// "1 rank", "3 ranks".
+std::string count(long long n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// Gibibytes with 3 significant digits.
+std::string gib(double bytes) {
+  std::ostringstream ss;
+  ss.precision(3);
+  ss << bytes / 1073741824.0 << " GiB";
+  return ss.str();
+}
+
+std::string type_phrase(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::string: return "a string (" + q(**n.as_string()) + ")";
+    case toml::node_type::integer: return "an integer (" + std::to_string(**n.as_integer()) + ")";
+    case toml::node_type::floating_point: return "a float (" + num(**n.as_floating_point()) + ")";
+    case toml::node_type::boolean: return std::string("a boolean (") +
+                                          (**n.as_boolean() ? "true" : "false") + ")";
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+    default: return "nothing";
+  }
+}
+
+bool matches_charset(const std::string& s, const std::string& extra) {
+  if (s.empty()) return false;
+  for (unsigned char ch : s)
+    if (!std::isalnum(ch) && extra.find(static_cast<char>(ch)) == std::string::npos) return false;
+  return true;
+}
+
+// Collects errors, each located by the node it is about.
+class Checker {
+ public:
+  explicit Checker(std::string file) : file_(std::move(file)) {}
+
+  void mark_override(const toml::node* n) { overridden_.insert(n); }
+
+  std::string where(const toml::node* n) const {
+    if (n && overridden_.count(n)) return "--set:0";
+    return file_ + ":" + std::to_string(n ? n->source().begin.line : 0);
+  }
+  void fail(const toml::node* at, const std::string& key, const std::string& what,
+            const std::string& expected) {
+    fail_at(where(at), key, what, expected);
+  }
+  void fail_at(const std::string& where, const std::string& key, const std::string& what,
+               const std::string& expected) {
+    errors_.push_back(where + ": " + key + ": " + what + "; expected " + expected);
+  }
+  size_t count() const { return errors_.size(); }
+  void throw_if_any() const {
+    if (errors_.empty()) return;
+    throw ConfigError(join_list(errors_, "\n"));
+  }
+
+ private:
+  std::string file_;
+  std::set<const toml::node*> overridden_;
+  std::vector<std::string> errors_;
+};
+
+// ---- typed readers: absent → leave the default; wrong type or range → error -------------
+
+enum class Got { absent, ok, bad };
+
+const toml::node* child(const toml::table* t, const std::string& key) {
+  return t ? t->get(key) : nullptr;
+}
+
+const toml::table* child_table(const toml::table* t, const std::string& key) {
+  const toml::node* n = child(t, key);
+  return n ? n->as_table() : nullptr;
+}
+
+std::string int_range(long long lo, long long hi) {
+  if (hi == INT_MAX || hi == LLONG_MAX) return "an integer >= " + std::to_string(lo);
+  return "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+}
+
+template <class I>
+Got read_int(Checker& c, const toml::table* t, const std::string& key, const std::string& path,
+             long long lo, long long hi, I& out, const std::string& expected = "") {
+  const toml::node* n = child(t, key);
+  if (!n) return Got::absent;
+  const std::string want = expected.empty() ? int_range(lo, hi) : expected;
+  if (!n->is_integer()) {
+    c.fail(n, path, "got " + type_phrase(*n), want);
+    return Got::bad;
+  }
+  const long long v = **n->as_integer();
+  if (v < lo || v > hi) {
+    c.fail(n, path, std::to_string(v) + " is out of range", want);
+    return Got::bad;
+  }
+  out = static_cast<I>(v);
+  return Got::ok;
+}
+
+// A number (integers are accepted where floats are expected); ok() says whether it is in range.
+template <class Pred>
+Got read_number(Checker& c, const toml::table* t, const std::string& key, const std::string& path,
+                double& out, Pred ok, const std::string& expected) {
+  const toml::node* n = child(t, key);
+  if (!n) return Got::absent;
+  double v = 0;
+  if (n->is_integer()) v = static_cast<double>(**n->as_integer());
+  else if (n->is_floating_point()) v = **n->as_floating_point();
+  else {
+    c.fail(n, path, "got " + type_phrase(*n), expected);
+    return Got::bad;
+  }
+  if (!std::isfinite(v) || !ok(v)) {
+    c.fail(n, path, num(v) + " is out of range", expected);
+    return Got::bad;
+  }
+  out = v;
+  return Got::ok;
+}
+
+Got read_string(Checker& c, const toml::table* t, const std::string& key, const std::string& path,
+                std::string& out, const std::string& expected = "a string") {
+  const toml::node* n = child(t, key);
+  if (!n) return Got::absent;
+  if (!n->is_string()) {
+    c.fail(n, path, "got " + type_phrase(*n), expected);
+    return Got::bad;
+  }
+  out = **n->as_string();
+  return Got::ok;
+}
+
+// "even" (when allowed) or an array of `want` fractions > 0 summing to 1.
+// `whose` names what the fractions are for, e.g. `rank of datacenter "east" (2)`.
+Got read_fractions(Checker& c, const toml::node* n, const std::string& path, bool allow_even,
+                   size_t want, const std::string& whose, std::vector<double>& out, bool& even) {
+  const std::string expected =
+      std::string(allow_even ? "\"even\" or " : "") + "an array of " + count(static_cast<long long>(want), "fraction") +
+      " > 0 (one per " + whose + ") that sum to 1 within 1e-6";
+  if (!n) return Got::absent;
+  if (n->is_string()) {
+    if (allow_even && **n->as_string() == "even") {
+      even = true;
+      return Got::ok;
+    }
+    c.fail(n, path, "got " + type_phrase(*n), expected);
+    return Got::bad;
+  }
+  const toml::array* a = n->as_array();
+  if (!a) {
+    c.fail(n, path, "got " + type_phrase(*n), expected);
+    return Got::bad;
+  }
+  std::vector<double> v;
+  for (size_t i = 0; i < a->size(); ++i) {
+    const toml::node& e = *a->get(i);
+    double x = 0;
+    if (e.is_integer()) x = static_cast<double>(**e.as_integer());
+    else if (e.is_floating_point()) x = **e.as_floating_point();
+    else {
+      c.fail(n, path, "element " + std::to_string(i) + " is " + type_phrase(e), expected);
+      return Got::bad;
+    }
+    if (!std::isfinite(x) || x <= 0) {
+      c.fail(n, path, "element " + std::to_string(i) + " is " + num(x), expected);
+      return Got::bad;
+    }
+    v.push_back(x);
+  }
+  if (v.size() != want) {
+    c.fail(n, path, count(static_cast<long long>(v.size()), "fraction") + " " + num_list(v), expected);
+    return Got::bad;
+  }
+  double sum = 0;
+  for (double x : v) sum += x;
+  if (std::fabs(sum - 1.0) > kSumTolerance) {
+    c.fail(n, path, "fractions " + num_list(v) + " sum to " + num(sum), expected);
+    return Got::bad;
+  }
+  out = v;
+  even = false;
+  return Got::ok;
+}
+
+void require(Checker& c, const toml::table* t, const std::string& key, const std::string& path,
+             const std::string& expected) {
+  if (!child(t, key)) c.fail(t, path, "missing", expected);
+}
+
+// ---- structure: unknown tables / keys, tables where values belong and back ---------------
+
+void check_structure(Checker& c, const toml::table& t, const std::string& spath,
+                     const std::string& shown) {
+  const auto& keys = schema().at(spath);
+  for (auto&& [k, v] : t) {
+    const std::string key(k.str());
+    const std::string path = join_path(shown, key);
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      const bool tableish = v.is_table() || v.is_array_of_tables();
+      const std::string what = tableish ? "unknown table" : "unknown key";
+      const std::string where = spath.empty() ? "the tables " : "the keys of [" + spath + "]: ";
+      c.fail(&v, path, what, "one of " + where + join_list(keys));
+      continue;
+    }
+    const std::string sub = join_path(spath, key);
+    if (!schema().count(sub)) continue;  // a value: typed readers check it
+    if (kArraysOfTables.count(sub)) {
+      const toml::array* a = v.as_array();
+      if (!a || (!a->empty() && !a->is_array_of_tables())) {
+        c.fail(&v, path, "got " + type_phrase(v), "an array of tables ([[" + sub + "]] entries)");
+        continue;
+      }
+      for (size_t i = 0; i < a->size(); ++i)
+        check_structure(c, *a->get(i)->as_table(), sub, path + "." + std::to_string(i));
+    } else if (const toml::table* st = v.as_table()) {
+      check_structure(c, *st, sub, path);
+    } else {
+      c.fail(&v, path, "got " + type_phrase(v), "a table ([" + sub + "])");
+    }
+  }
+}
+
+// ---- --set overrides ----------------------------------------------------------------------
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+// The override value as a TOML node: parsed as TOML, else taken as a string.
+toml::table parse_value(const std::string& text, bool string_only) {
+  toml::table out;
+  try {
+    toml::table t = toml::parse("v = " + text, std::string_view("--set"));
+    const toml::node* v = t.get("v");
+    if (t.size() == 1 && v && (!string_only || v->is_string())) {
+      out.insert_or_assign("v", *v);
+      return out;
+    }
+  } catch (const toml::parse_error&) {
+  }
+  out.insert_or_assign("v", trim(text));
+  return out;
+}
+
+void apply_override(Checker& c, toml::table& root, const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos) {
+    c.fail_at("--set:0", q(text), "no '=' in the override", "key=value, e.g. train.steps=5");
+    return;
+  }
+  const std::string key = trim(text.substr(0, eq));
+  const std::string value = text.substr(eq + 1);
+  std::vector<std::string> parts;
+  {
+    std::string part;
+    std::istringstream ss(key);
+    while (std::getline(ss, part, '.')) parts.push_back(part);
+    if (!key.empty() && key.back() == '.') parts.push_back("");
+  }
+  const std::string expected_key = "a dotted key such as train.steps or datacenter.0.ranks";
+  if (parts.empty() || std::count(parts.begin(), parts.end(), "")) {
+    c.fail_at("--set:0", q(key), "malformed key", expected_key);
+    return;
+  }
+  toml::table* tbl = &root;
+  std::string spath;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& p = parts[i];
+    const auto& keys = schema().at(spath);
+    if (std::find(keys.begin(), keys.end(), p) == keys.end()) {
+      c.fail_at("--set:0", key, "unknown key " + q(p) + (spath.empty() ? "" : " in [" + spath + "]"),
+                "one of " + join_list(keys));
+      return;
+    }
+    const std::string sub = join_path(spath, p);
+    const bool last = i + 1 == parts.size();
+    if (!schema().count(sub)) {  // a value
+      if (!last) {
+        c.fail_at("--set:0", key, join_path(spath, p) + " is a value, not a table", expected_key);
+        return;
+      }
+      toml::table v = parse_value(value, kStringKeys.count(sub) > 0);
+      tbl->insert_or_assign(p, *v.get("v"));
+      c.mark_override(tbl->get(p));
+      return;
+    }
+    if (last) {
+      c.fail_at("--set:0", key, "names a table, not a key", "one of its keys: " +
+                join_list(schema().at(sub)));
+      return;
+    }
+    if (kArraysOfTables.count(sub)) {
+      toml::array* a = tbl->get(p) ? tbl->get(p)->as_array() : nullptr;
+      const size_t n = a ? a->size() : 0;
+      const std::string& idx = parts[i + 1];
+      char* end = nullptr;
+      const unsigned long long k = std::strtoull(idx.c_str(), &end, 10);
+      if (idx.empty() || *end || !std::isdigit(static_cast<unsigned char>(idx[0])) || k >= n ||
+          !a->get(k)->is_table()) {
+        c.fail_at("--set:0", key, q(idx) + " is not an index of the " + std::to_string(n) +
+                  " [[" + sub + "]] entries in the file", n ? "an index from 0 to " +
+                  std::to_string(n - 1) : "an entry in the file to override");
+        return;
+      }
+      tbl = a->get(k)->as_table();
+      ++i;
+      if (i + 1 == parts.size()) {
+        c.fail_at("--set:0", key, "names a table, not a key", "one of its keys: " +
+                  join_list(schema().at(sub)));
+        return;
+      }
+    } else {
+      if (!tbl->get(p)) {
+        tbl->insert_or_assign(p, toml::table{});
+        c.mark_override(tbl->get(p));
+      }
+      tbl = tbl->get(p)->as_table();
+      if (!tbl) return;  // the file has a value there: check_structure reports it
+    }
+    spath = sub;
+  }
+}
+
+// ---- the sections ------------------------------------------------------------------------
+
+bool corpus_file_ok(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec) || fs::file_size(p, ec) == 0 || ec) return false;
+  std::ifstream in(p, std::ios::binary);
+  char ch;
+  return static_cast<bool>(in.read(&ch, 1));
+}
+
+// Empty when the corpus is usable, else what is wrong with it.
+std::string corpus_problem(const std::string& path) {
+  std::error_code ec;
+  const fs::path p(path);
+  const auto st = fs::status(p, ec);
+  if (ec || !fs::exists(st)) return q(path) + " does not exist";
+  if (fs::is_regular_file(st)) {
+    if (fs::file_size(p, ec) == 0) return q(path) + " is empty";
+    return corpus_file_ok(p) ? "" : q(path) + " cannot be read";
+  }
+  if (!fs::is_directory(st)) return q(path) + " is neither a file nor a folder";
+  fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec);
+  if (ec) return q(path) + " cannot be listed (" + ec.message() + ")";
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (corpus_file_ok(it->path())) return "";
+  }
+  return "the folder " + q(path) + " holds no readable non-empty regular file";
+}
+
+void check_head_split(Checker& c, const ModelConfig& m, const std::vector<double>& split,
+                      bool even, const std::string& dc, const toml::node* at,
+                      const std::string& key) {
+  std::vector<double> heads;
+  bool ok = true;
+  for (double f : split) {
+    const double h = f * m.heads;
+    heads.push_back(h);
+    if (std::fabs(h - std::round(h)) > kSumTolerance || std::round(h) < 1) ok = false;
+  }
+  if (ok) return;
+  std::string hs;
+  for (size_t i = 0; i < heads.size(); ++i) hs += (i ? ", " : "") + num(heads[i]);
+  c.fail(at, key, std::to_string(m.heads) + " heads cannot be split as " + num_list(split) +
+                      (even ? " (even)" : "") + " in datacenter " + q(dc) + " (" + hs +
+                      " heads)",
+         "fractions that give each rank a whole number >= 1 of heads");
+}
+
+void read_run(Checker& c, const toml::table* t, Config& cfg) {
+  if (read_string(c, t, "name", "run.name", cfg.run_name) == Got::ok &&
+      !matches_charset(cfg.run_name, "_.-"))
+    c.fail(child(t, "name"), "run.name", q(cfg.run_name) + " is not a valid name",
+           "letters, digits, '_', '.' and '-' only (at least one)");
+  read_string(c, t, "out_dir", "run.out_dir", cfg.out_dir);
+  if (cfg.out_dir.empty()) c.fail(child(t, "out_dir"), "run.out_dir", "empty", "a folder path");
+  if (read_string(c, t, "backend", "run.backend", cfg.backend) == Got::ok &&
+      cfg.backend != "cpu" && cfg.backend != "cuda" && cfg.backend != "auto")
+    c.fail(child(t, "backend"), "run.backend", "unknown backend " + q(cfg.backend),
+           "one of cpu, cuda, auto");
+  read_number(c, t, "memory_limit_gb", "run.memory_limit_gb", cfg.memory_limit_gb,
+              [](double x) { return x >= 0; }, "a number >= 0 (GiB per rank; 0 = MemTotal)");
+}
+
+// Returns false when the datacenters are unusable (later checks that need them are skipped).
+bool read_datacenters(Checker& c, const toml::table& root, Config& cfg) {
+  const toml::node* n = root.get("datacenter");
+  const toml::array* a = n ? n->as_array() : nullptr;
+  if (!a || a->empty()) {
+    if (!n) c.fail(&root, "datacenter", "no [[datacenter]] entries",
+                   "at least one [[datacenter]] with a name and ranks");
+    else if (a) c.fail(n, "datacenter", "no [[datacenter]] entries",
+                       "at least one [[datacenter]] with a name and ranks");
+    return false;
+  }
+  const size_t before = c.count();
+  std::set<std::string> names;
+  for (size_t i = 0; i < a->size(); ++i) {
+    const toml::table* t = a->get(i)->as_table();
+    if (!t) return false;  // check_structure reported it
+    const std::string p = "datacenter." + std::to_string(i);
+    DatacenterConfig dc;
+    require(c, t, "name", p + ".name", "a name");
+    const std::string name_rule = "letters, digits, '_' and '-' only, unique among datacenters";
+    if (read_string(c, t, "name", p + ".name", dc.name, name_rule) == Got::ok) {
+      if (!matches_charset(dc.name, "_-"))
+        c.fail(child(t, "name"), p + ".name", q(dc.name) + " is not a valid name", name_rule);
+      else if (!names.insert(dc.name).second)
+        c.fail(child(t, "name"), p + ".name", "datacenter " + q(dc.name) + " is defined twice",
+               name_rule);
+    }
+    require(c, t, "ranks", p + ".ranks", "an integer >= 1");
+    if (read_int(c, t, "ranks", p + ".ranks", 1, kMaxRanksPerDc, dc.ranks) != Got::ok) {
+      cfg.datacenters.push_back(dc);
+      continue;
+    }
+    const std::string whose = "rank of datacenter " + q(dc.name) + " (" +
+                              count(dc.ranks, "rank") + ")";
+    dc.speed.assign(dc.ranks, 1.0);
+    if (const toml::node* s = child(t, "speed")) {
+      const std::string expected = "an array of " + count(dc.ranks, "number") +
+                                   " in (0, 1] (one per " + whose + ")";
+      const toml::array* sa = s->as_array();
+      if (!sa) {
+        c.fail(s, p + ".speed", "got " + type_phrase(*s), expected);
+      } else {
+        std::vector<double> v;
+        bool ok = true;
+        for (size_t j = 0; j < sa->size() && ok; ++j) {
+          const toml::node& e = *sa->get(j);
+          double x = e.is_integer() ? static_cast<double>(**e.as_integer())
+                     : e.is_floating_point() ? **e.as_floating_point() : NAN;
+          if (!(x > 0 && x <= 1)) {
+            c.fail(s, p + ".speed", "element " + std::to_string(j) + " is " + type_phrase(e),
+                   expected);
+            ok = false;
+          }
+          v.push_back(x);
+        }
+        if (ok && v.size() != static_cast<size_t>(dc.ranks)) {
+          c.fail(s, p + ".speed", std::to_string(v.size()) + " speeds " + num_list(v), expected);
+          ok = false;
+        }
+        if (ok) dc.speed = v;
+      }
+    }
+    dc.split.assign(dc.ranks, 1.0 / dc.ranks);
+    dc.split_even = true;
+    std::vector<double> split;
+    bool even = true;
+    if (read_fractions(c, child(t, "split"), p + ".split", true, dc.ranks, whose, split, even) ==
+            Got::ok &&
+        !even)
+      dc.split = split, dc.split_even = false;
+    cfg.datacenters.push_back(dc);
+  }
+  return c.count() == before;
+}
+
+void read_links(Checker& c, const toml::table& root, Config& cfg) {
+  const toml::table* net = child_table(&root, "network");
+  double cap = 1.0, lat = 10.0;
+  read_number(c, net, "default_capacity_gbps", "network.default_capacity_gbps", cap,
+              [](double x) { return x > 0; }, "a number > 0 (Gbit/s)");
+  read_number(c, net, "default_latency_ms", "network.default_latency_ms", lat,
+              [](double x) { return x >= 0; }, "a number >= 0 (milliseconds)");
+  const size_t N = cfg.datacenters.size();
+  auto index_of = [&](const std::string& name) -> int {
+    for (size_t d = 0; d < N; ++d)
+      if (cfg.datacenters[d].name == name) return static_cast<int>(d);
+    return -1;
+  };
+  std::vector<LinkConfig> grid(N * N);
+  for (size_t i = 0; i < N; ++i)
+    for (size_t j = 0; j < N; ++j)
+      grid[i * N + j] = LinkConfig{cfg.datacenters[i].name, cfg.datacenters[j].name, cap, lat};
+  std::vector<const toml::node*> seen(N * N, nullptr);
+
+  const toml::node* n = root.get("link");
+  const toml::array* a = n ? n->as_array() : nullptr;
+  std::vector<std::string> names;
+  for (const auto& dc : cfg.datacenters) names.push_back(dc.name);
+  const std::string known = "the name of a datacenter (" + join_list(names) + ")";
+  for (size_t i = 0; a && i < a->size(); ++i) {
+    const toml::table* t = a->get(i)->as_table();
+    if (!t) break;
+    const std::string p = "link." + std::to_string(i);
+    std::string from, to;
+    int fi = -1, ti = -1;
+    require(c, t, "from", p + ".from", known);
+    require(c, t, "to", p + ".to", known);
+    if (read_string(c, t, "from", p + ".from", from, known) == Got::ok &&
+        (fi = index_of(from)) < 0)
+      c.fail(child(t, "from"), p + ".from", "unknown datacenter " + q(from), known);
+    if (read_string(c, t, "to", p + ".to", to, known) == Got::ok && (ti = index_of(to)) < 0)
+      c.fail(child(t, "to"), p + ".to", "unknown datacenter " + q(to), known);
+    LinkConfig link{from, to, cap, lat};
+    read_number(c, t, "capacity_gbps", p + ".capacity_gbps", link.capacity_gbps,
+                [](double x) { return x > 0; }, "a number > 0 (Gbit/s)");
+    read_number(c, t, "latency_ms", p + ".latency_ms", link.latency_ms,
+                [](double x) { return x >= 0; }, "a number >= 0 (milliseconds)");
+    if (fi < 0 || ti < 0) continue;
+    if (fi == ti) {
+      c.fail(child(t, "to"), p + ".to", "a link from " + q(from) + " to itself",
+             "two different datacenters");
+      continue;
+    }
+    const size_t k = static_cast<size_t>(fi) * N + static_cast<size_t>(ti);
+    if (seen[k]) {
+      c.fail(t, p, "duplicate link " + q(from) + " -> " + q(to) + " (first at " +
+                       c.where(seen[k]) + ")",
+             "each ordered (from, to) pair at most once");
+      continue;
+    }
+    seen[k] = t;
+    grid[k] = link;
+  }
+  cfg.links.clear();
+  for (size_t i = 0; i < N; ++i)
+    for (size_t j = 0; j < N; ++j)
+      if (i != j) cfg.links.push_back(grid[i * N + j]);
+}
+
+// Returns false when the model is unusable for the checks that depend on it.
+bool read_model(Checker& c, const toml::table* t, Config& cfg) {
+  ModelConfig& m = cfg.model;
+  const size_t before = c.count();
+  read_int(c, t, "layers", "model.layers", 1, INT_MAX, m.layers);
+  read_int(c, t, "d_model", "model.d_model", 1, INT_MAX, m.d_model);
+  const bool heads_ok = read_int(c, t, "heads", "model.heads", 1, INT_MAX, m.heads) != Got::bad;
+  read_int(c, t, "d_ff", "model.d_ff", 1, INT_MAX, m.d_ff);
+  read_int(c, t, "seq_len", "model.seq_len", 2, INT_MAX, m.seq_len);
+  read_int(c, t, "vocab", "model.vocab", 256, 256, m.vocab, "256 (byte-level tokens)");
+  read_int(c, t, "experts", "model.experts", 1, INT_MAX, m.experts);
+  read_number(c, t, "init_std", "model.init_std", m.init_std, [](double x) { return x > 0; },
+              "a number > 0");
+  if (heads_ok && m.d_model % m.heads != 0)
+    c.fail(child(t, "heads") ? child(t, "heads") : t, "model.heads",
+           "d_model " + std::to_string(m.d_model) + " is not divisible by " +
+               std::to_string(m.heads) + " heads",
+           "a number of heads that divides d_model");
+  return c.count() == before;
+}
+
+// Returns whether train.steps is usable (the resplit checks need it).
+bool read_train(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok) {
+  TrainConfig& tr = cfg.train;
+  const int N = static_cast<int>(cfg.datacenters.size());
+  const bool gb_ok = read_int(c, t, "global_batch", "train.global_batch", 1, INT_MAX,
+                              tr.global_batch) != Got::bad;
+  const bool steps_ok = read_int(c, t, "steps", "train.steps", 1, INT_MAX, tr.steps) != Got::bad;
+  read_number(c, t, "lr", "train.lr", tr.lr, [](double x) { return x > 0; }, "a number > 0");
+  read_number(c, t, "beta1", "train.beta1", tr.beta1,
+              [](double x) { return x >= 0 && x < 1; }, "a number in [0, 1)");
+  read_number(c, t, "beta2", "train.beta2", tr.beta2,
+              [](double x) { return x >= 0 && x < 1; }, "a number in [0, 1)");
+  read_number(c, t, "eps", "train.eps", tr.eps, [](double x) { return x > 0; }, "a number > 0");
+  read_number(c, t, "weight_decay", "train.weight_decay", tr.weight_decay,
+              [](double x) { return x >= 0; }, "a number >= 0");
+  read_int(c, t, "seed", "train.seed", 0, LLONG_MAX, tr.seed);
+  read_int(c, t, "log_every", "train.log_every", 1, INT_MAX, tr.log_every);
+  if (read_string(c, t, "corpus", "train.corpus", tr.corpus) != Got::bad) {
+    const std::string problem = corpus_problem(tr.corpus);
+    if (!problem.empty())
+      c.fail(child(t, "corpus") ? child(t, "corpus") : t, "train.corpus", problem,
+             "a readable file, or a folder holding at least one readable non-empty regular file "
+             "(relative paths start at the current directory)");
+  }
+  if (!dcs_ok || N == 0) return steps_ok;
+  tr.batch_shares.assign(N, 1.0 / N);
+  tr.batch_shares_even = true;
+  std::vector<double> shares;
+  bool even = true;
+  const toml::node* bs = child(t, "batch_shares");
+  const Got got = read_fractions(c, bs, "train.batch_shares", true, N, "datacenter", shares, even);
+  if (got == Got::bad || !gb_ok) return steps_ok;
+  if (got == Got::ok && !even) tr.batch_shares = shares, tr.batch_shares_even = false;
+  if (tr.global_batch < N) {
+    c.fail(child(t, "global_batch") ? child(t, "global_batch") : t, "train.global_batch",
+           count(tr.global_batch, "sequence") + " cannot give each of the " +
+               std::to_string(N) + " datacenters at least one",
+           "global_batch >= " + std::to_string(N));
+    return steps_ok;
+  }
+  for (int d = 0; d < N; ++d) {
+    const double seqs = tr.batch_shares[d] * tr.global_batch;
+    if (seqs < 1 - kSumTolerance)
+      c.fail(bs ? bs : t, "train.batch_shares",
+             "datacenter " + q(cfg.datacenters[d].name) + " gets " +
+                 num(tr.batch_shares[d]) + " x " + std::to_string(tr.global_batch) + " = " +
+                 num(seqs) + " sequences",
+             "shares that give every datacenter at least 1 sequence of the global batch");
+  }
+  return steps_ok;
+}
+
+void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bool model_ok,
+                  bool steps_ok) {
+  ControlConfig& ct = cfg.control;
+  const std::pair<const char*, std::string*> slots[] = {
+      {"forecaster", &ct.forecaster},       {"balancer", &ct.balancer},
+      {"path_selector", &ct.path_selector}, {"sync_planner", &ct.sync_planner},
+      {"overlap", &ct.overlap}};
+  for (const auto& [slot, dst] : slots) {
+    const auto& names = known_policy_names(slot);
+    const std::string path = std::string("control.") + slot;
+    const std::string expected = "one of " + join_list(names);
+    if (read_string(c, t, slot, path, *dst, expected) == Got::ok &&
+        std::find(names.begin(), names.end(), *dst) == names.end())
+      c.fail(child(t, slot), path, "unknown policy " + q(*dst), expected);
+  }
+  const toml::node* rn = child(t, "resplit");
+  const toml::array* a = rn ? rn->as_array() : nullptr;
+  if (!a || a->empty()) return;
+  if (ct.balancer != "scheduled") {
+    c.fail(rn, "control.resplit",
+           std::to_string(a->size()) + (a->size() == 1 ? " [[control.resplit]] entry" : " [[control.resplit]] entries") + " with balancer " +
+               q(ct.balancer),
+           "control.balancer = \"scheduled\", or no [[control.resplit]] entries");
+    return;
+  }
+  std::set<std::pair<int, std::string>> seen;
+  for (size_t i = 0; i < a->size(); ++i) {
+    const toml::table* e = a->get(i)->as_table();
+    if (!e) return;
+    const std::string p = "control.resplit." + std::to_string(i);
+    ResplitEvent ev;
+    require(c, e, "step", p + ".step", "a step number");
+    require(c, e, "datacenter", p + ".datacenter", "a datacenter name");
+    require(c, e, "split", p + ".split", "split fractions");
+    const std::string step_rule =
+        steps_ok ? int_range(1, cfg.train.steps - 1) + " (below train.steps = " +
+                       std::to_string(cfg.train.steps) + ")"
+                 : "an integer >= 1, below train.steps";
+    const Got step_got = read_int(c, e, "step", p + ".step", 1,
+                                  steps_ok ? cfg.train.steps - 1 : INT_MAX, ev.step, step_rule);
+    if (read_string(c, e, "datacenter", p + ".datacenter", ev.datacenter) != Got::ok || !dcs_ok)
+      continue;
+    int d = -1;
+    std::vector<std::string> names;
+    for (size_t k = 0; k < cfg.datacenters.size(); ++k) {
+      names.push_back(cfg.datacenters[k].name);
+      if (cfg.datacenters[k].name == ev.datacenter) d = static_cast<int>(k);
+    }
+    if (d < 0) {
+      c.fail(child(e, "datacenter"), p + ".datacenter", "unknown datacenter " + q(ev.datacenter),
+             "the name of a datacenter (" + join_list(names) + ")");
+      continue;
+    }
+    const DatacenterConfig& dc = cfg.datacenters[d];
+    bool even = false;
+    const std::string whose = "rank of datacenter " + q(dc.name) + " (" +
+                              count(dc.ranks, "rank") + ")";
+    if (read_fractions(c, child(e, "split"), p + ".split", false, dc.ranks, whose, ev.split,
+                       even) != Got::ok)
+      continue;
+    if (model_ok)
+      check_head_split(c, cfg.model, ev.split, false, dc.name, child(e, "split"), p + ".split");
+    if (step_got == Got::ok && !seen.insert({ev.step, ev.datacenter}).second)
+      c.fail(e, p, "datacenter " + q(ev.datacenter) + " is re-split twice at step " +
+                       std::to_string(ev.step),
+             "at most one [[control.resplit]] per datacenter and step");
+    ct.resplits.push_back(ev);
+  }
+  std::stable_sort(ct.resplits.begin(), ct.resplits.end(),
+                   [](const ResplitEvent& x, const ResplitEvent& y) { return x.step < y.step; });
+}
+
+void check_memory(Checker& c, const toml::table* model_table, const Config& cfg) {
+  const double limit = memory_limit_bytes(cfg);
+  if (limit <= 0) return;
+  int worst = -1;
+  double worst_bytes = 0;
+  for (int r = 0; r < cfg.world_size(); ++r) {
+    const double b = estimate_memory(cfg, r).total_bytes;
+    if (b > worst_bytes) worst_bytes = b, worst = r;
+  }
+  if (worst < 0 || worst_bytes <= limit) return;
+  const std::string lim = cfg.memory_limit_gb > 0 ? "run.memory_limit_gb" : "MemTotal";
+  c.fail(model_table, "model",
+         "rank " + std::to_string(worst) + " (datacenter " +
+             q(cfg.datacenters[cfg.dc_of_rank(worst)].name) + ") needs about " +
+             gib(worst_bytes) + " for parameters, gradients, Adam state and activations, " +
+             "above the limit of " + gib(limit) + " (" + lim + ")",
+         "at most " + gib(limit) + " per rank: a smaller model or batch, or a higher "
+         "run.memory_limit_gb");
+}
+
+}  // namespace
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::string text;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      std::error_code ec;
+      const bool exists = fs::exists(path, ec);
+      throw ConfigError(path + ":0: config: " +
+                        (exists ? "the file cannot be read" : "the file does not exist") +
+                        "; expected a readable TOML file");
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  toml::table root;
+  try {
+    root = toml::parse(text, std::string_view(path));
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(path + ":" + std::to_string(e.source().begin.line) + ":" +
+                      std::to_string(e.source().begin.column) + ": TOML syntax error: " +
+                      std::string(e.description()) + "; expected valid TOML (toml.io)");
+  }
+
+  Checker c(path);
+  for (const auto& ov : overrides) apply_override(c, root, ov);
+  c.throw_if_any();  // a bad --set makes everything after it guesswork
+  check_structure(c, root, "", "");
+
+  Config cfg;
+  cfg.source_file = path;
+  cfg.source_text = text;
+  if (!cfg.source_text.empty() && cfg.source_text.back() != '\n') cfg.source_text += '\n';
+  for (const auto& ov : overrides) cfg.source_text += "# --set " + ov + "\n";
+
+  read_run(c, child_table(&root, "run"), cfg);
+  const bool dcs_ok = read_datacenters(c, root, cfg);
+  if (dcs_ok) read_links(c, root, cfg);
+  const toml::table* model = child_table(&root, "model");
+  const bool model_ok = read_model(c, model, cfg);
+  if (dcs_ok && model_ok) {
+    for (size_t i = 0; i < cfg.datacenters.size(); ++i) {
+      const DatacenterConfig& dc = cfg.datacenters[i];
+      const toml::table* dct = root.get("datacenter")->as_array()->get(i)->as_table();
+      const toml::node* at = child(model, "heads");
+      if (!at) at = child(dct, "split") ? child(dct, "split") : dct;
+      check_head_split(c, cfg.model, dc.split, dc.split_even, dc.name, at, "model.heads");
+      if (cfg.model.d_ff < dc.ranks)
+        c.fail(child(model, "d_ff") ? child(model, "d_ff") : model, "model.d_ff",
+               "d_ff " + std::to_string(cfg.model.d_ff) + " cannot give each of the " +
+                   count(dc.ranks, "rank") + " of datacenter " + q(dc.name) +
+                   " an MLP column",
+               "d_ff >= the ranks of every datacenter");
+    }
+    const double params = static_cast<double>(cfg.model.vocab + cfg.model.seq_len) *
+                              cfg.model.d_model +
+                          static_cast<double>(cfg.model.layers) *
+                              (4.0 * cfg.model.d_model * cfg.model.d_model +
+                               2.0 * cfg.model.d_model * cfg.model.d_ff);
+    if (params > 1e15)
+      c.fail(model, "model", "about " + num(params) + " parameters per expert",
+             "fewer than 1e15 parameters");
+  }
+  const toml::table* train = child_table(&root, "train");
+  const bool steps_ok = read_train(c, train, cfg, dcs_ok);
+  read_control(c, child_table(&root, "control"), cfg, dcs_ok, model_ok, steps_ok);
+
+  const toml::table* trace = child_table(&root, "trace");
+  const toml::table* ckpt = child_table(&root, "checkpoint");
+  read_string(c, trace, "path", "trace.path", cfg.trace.path);
+  read_int(c, ckpt, "every", "checkpoint.every", 0, INT_MAX, cfg.checkpoint.every);
+  read_string(c, ckpt, "path", "checkpoint.path", cfg.checkpoint.path);
+  if (cfg.trace.path.empty())
+    cfg.trace.path = (fs::path(cfg.out_dir) / (cfg.run_name + ".h5")).string();
+  if (cfg.checkpoint.path.empty())
+    cfg.checkpoint.path = (fs::path(cfg.out_dir) / (cfg.run_name + ".ckpt.h5")).string();
+
+  if (c.count() == 0) check_memory(c, model ? model : &root, cfg);
+  c.throw_if_any();
+  return cfg;
+}
+
+}  // namespace strait

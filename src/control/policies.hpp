@@ -1,0 +1,15 @@
+// policies.hpp — factory of every registered policy (one .cpp each); registry.cpp tables them.
+#pragma once
+#include "control/policy.hpp"
+
+namespace strait {
+
+std::unique_ptr<Forecaster> make_last_value_forecaster(const Config&);
+std::unique_ptr<Forecaster> make_moving_mean_forecaster(const Config&);
+std::unique_ptr<Balancer> make_static_balancer(const Config&);
+std::unique_ptr<Balancer> make_scheduled_balancer(const Config&);
+std::unique_ptr<PathSelector> make_direct_path_selector(const Config&);
+std::unique_ptr<SyncPlanner> make_hierarchical_planner(const Config&);
+std::unique_ptr<OverlapScheduler> make_sequential_overlap(const Config&);
+
+}  // namespace strait

@@ -1,0 +1,96 @@
+// common.cpp — the pieces every sync strategy shares: per-expert channels, gather/scatter
+// between a DC's shards and its gateway's full vector, and a deterministic ring allreduce.
+#include <algorithm>
+
+#include "core/check.hpp"
+#include "sync/sync.hpp"
+
+namespace strait {
+
+SyncChannel SyncChannel::open(const Topology& t) {
+  SyncChannel ch;
+  MPI_CHECK(MPI_Comm_dup(t.dc_comm, &ch.dc));
+  if (t.gateway_comm != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_dup(t.gateway_comm, &ch.gateways));
+  return ch;
+}
+
+void SyncChannel::close() {
+  if (dc != MPI_COMM_NULL) MPI_Comm_free(&dc);
+  if (gateways != MPI_COMM_NULL) MPI_Comm_free(&gateways);
+}
+
+namespace {
+void counts_displs(const std::vector<Layout>& ls, std::vector<int>& counts,
+                   std::vector<int>& displs) {
+  counts.resize(ls.size());
+  displs.resize(ls.size());
+  int off = 0;
+  for (size_t i = 0; i < ls.size(); ++i) {
+    counts[i] = static_cast<int>(ls[i].shard_total);
+    displs[i] = off;
+    off += counts[i];
+  }
+}
+}  // namespace
+
+void gather_full_to_gateway(const float* shard_host, SyncChannel& ch, const SyncInput& in) {
+  const auto& t = *in.topo;
+  const auto& ls = *in.dc_layouts;
+  const Layout& mine = ls[t.local_rank];
+  std::vector<int> counts, displs;
+  counts_displs(ls, counts, displs);
+  if (t.is_gateway) ch.gathered.resize(displs.back() + counts.back());
+  if (t.dc_size > 1) {
+    MPI_CHECK(MPI_Gatherv(shard_host, static_cast<int>(mine.shard_total), MPI_FLOAT,
+                          ch.gathered.data(), counts.data(), displs.data(), MPI_FLOAT, 0, ch.dc));
+  } else {
+    std::copy_n(shard_host, mine.shard_total, ch.gathered.data());
+  }
+  if (!t.is_gateway) return;
+  ch.full.assign(mine.full_total, 0.0f);
+  for (size_t i = 0; i < ls.size(); ++i)
+    insert_shard(ls[i], ch.gathered.data() + displs[i], ch.full.data());
+}
+
+void scatter_full_from_gateway(SyncChannel& ch, const SyncInput& in) {
+  const auto& t = *in.topo;
+  const auto& ls = *in.dc_layouts;
+  std::vector<int> counts, displs;
+  counts_displs(ls, counts, displs);
+  ch.shard.resize(ls[t.local_rank].shard_total);
+  if (t.is_gateway)
+    for (size_t i = 0; i < ls.size(); ++i)
+      extract_shard(ls[i], ch.full.data(), ch.gathered.data() + displs[i]);
+  if (t.dc_size > 1) {
+    MPI_CHECK(MPI_Scatterv(ch.gathered.data(), counts.data(), displs.data(), MPI_FLOAT,
+                           ch.shard.data(), static_cast<int>(ch.shard.size()), MPI_FLOAT, 0,
+                           ch.dc));
+  } else {
+    std::copy_n(ch.gathered.data(), ch.shard.size(), ch.shard.data());
+  }
+}
+
+void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Transport& tr) {
+  const int N = t.num_dcs, r = t.dc;
+  if (N <= 1) return;
+  auto lo = [&](int c) { return n * static_cast<size_t>(c) / N; };
+  auto len = [&](int c) { return lo(c + 1) - lo(c); };
+  const int next = (r + 1) % N, prev = (r + N - 1) % N;
+  ch.ring.resize(n / N + 1);
+  // Reduce-scatter: after N−1 steps this gateway holds the full sum of chunk (r+1) mod N.
+  for (int k = 0; k < N - 1; ++k) {
+    const int sc = ((r - k) % N + N) % N, rc = ((r - k - 1) % N + N) % N;
+    tr.exchange(ch.gateways, r, buf + lo(sc), len(sc) * sizeof(float), next, ch.ring.data(),
+                len(rc) * sizeof(float), prev, 100 + k);
+    float* dst = buf + lo(rc);
+    for (size_t i = 0; i < len(rc); ++i) dst[i] += ch.ring[i];
+  }
+  // Allgather: pass the finished chunks around the ring.
+  for (int k = 0; k < N - 1; ++k) {
+    const int sc = ((r + 1 - k) % N + N) % N, rc = ((r - k) % N + N) % N;
+    tr.exchange(ch.gateways, r, buf + lo(sc), len(sc) * sizeof(float), next, buf + lo(rc),
+                len(rc) * sizeof(float), prev, 200 + k);
+  }
+}
+
+}  // namespace strait

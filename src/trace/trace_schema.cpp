@@ -1,0 +1,85 @@
+// trace_schema.cpp — compound types of the trace tables (see trace_schema.hpp).
+#include "trace/trace_schema.hpp"
+
+#include <cstddef>
+#include <initializer_list>
+
+#include "trace/trace.hpp"
+
+namespace strait::trace_schema {
+
+namespace {
+
+struct Field {
+  const char* name;
+  size_t offset;  // in the C++ struct
+  hid_t native;   // in memory
+  hid_t stored;   // in the file
+};
+
+h5::Type compound(size_t struct_size, std::initializer_list<Field> fields, bool file) {
+  size_t size = struct_size;
+  if (file) {
+    size = 0;
+    for (const Field& f : fields) size += H5Tget_size(f.stored);
+  }
+  h5::Type t(h5::check(H5Tcreate(H5T_COMPOUND, size), "cannot create a compound type"));
+  size_t off = 0;
+  for (const Field& f : fields) {
+    const size_t at = file ? off : f.offset;
+    h5::check(H5Tinsert(t, f.name, at, file ? f.stored : f.native),
+              std::string("cannot add field ") + f.name + " to a compound type");
+    off += H5Tget_size(f.stored);
+  }
+  return t;
+}
+
+#define STRAIT_I64(S, m) Field{#m, offsetof(S, m), H5T_NATIVE_INT64, H5T_STD_I64LE}
+#define STRAIT_I32(S, m) Field{#m, offsetof(S, m), H5T_NATIVE_INT32, H5T_STD_I32LE}
+#define STRAIT_F64(S, m) Field{#m, offsetof(S, m), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE}
+
+}  // namespace
+
+h5::Type step_type(bool file) {
+  return compound(sizeof(StepRow),
+                  {STRAIT_I64(StepRow, step), STRAIT_I32(StepRow, expert),
+                   STRAIT_F64(StepRow, loss), STRAIT_I64(StepRow, tokens),
+                   STRAIT_F64(StepRow, wall_ms), STRAIT_F64(StepRow, compute_ms),
+                   STRAIT_F64(StepRow, sync_ms), STRAIT_F64(StepRow, wait_ms),
+                   STRAIT_F64(StepRow, emulated_ms), STRAIT_F64(StepRow, controller_ms),
+                   STRAIT_F64(StepRow, trace_ms)},
+                  file);
+}
+
+h5::Type rank_type(bool file) {
+  return compound(sizeof(RankRow),
+                  {STRAIT_I64(RankRow, step), STRAIT_I32(RankRow, rank), STRAIT_I32(RankRow, dc),
+                   STRAIT_F64(RankRow, compute_ms), STRAIT_F64(RankRow, sync_ms),
+                   STRAIT_F64(RankRow, wait_ms), STRAIT_F64(RankRow, emulated_ms),
+                   STRAIT_F64(RankRow, split)},
+                  file);
+}
+
+h5::Type link_type(bool file) {
+  return compound(sizeof(LinkRow),
+                  {STRAIT_I64(LinkRow, step), STRAIT_I32(LinkRow, src), STRAIT_I32(LinkRow, dst),
+                   STRAIT_F64(LinkRow, bytes), STRAIT_F64(LinkRow, busy_ms),
+                   STRAIT_F64(LinkRow, achieved_gbps), STRAIT_F64(LinkRow, capacity_gbps)},
+                  file);
+}
+
+h5::Type decision_type(bool file) {
+  h5::Type str = h5::vlen_string();
+  return compound(sizeof(DecisionRec),
+                  {STRAIT_I64(DecisionRec, step), STRAIT_I64(DecisionRec, effective_step),
+                   Field{"slot", offsetof(DecisionRec, slot), str, str},
+                   Field{"policy", offsetof(DecisionRec, policy), str, str},
+                   Field{"detail", offsetof(DecisionRec, detail), str, str}},
+                  file);
+}
+
+#undef STRAIT_I64
+#undef STRAIT_I32
+#undef STRAIT_F64
+
+}  // namespace strait::trace_schema

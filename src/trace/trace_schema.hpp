@@ -1,0 +1,31 @@
+// trace_schema.hpp — the HDF5 compound types of the trace tables (/steps, /ranks, /links,
+// /decisions), shared by TraceWriter and the trace reader so both agree on field names.
+// Field names are the C++ member names (docs/trace.md). The in-file types are packed and
+// little-endian; the in-memory types mirror the structs in trace.hpp, and HDF5 converts
+// between them by field name (a reader ignores fields it does not ask for).
+#pragma once
+#include <cstdint>
+
+#include "trace/h5util.hpp"
+
+namespace strait::trace_schema {
+
+// Bumped when a table or attribute changes meaning; stored as /meta attribute "schema".
+constexpr int32_t kSchemaVersion = 1;
+
+// DecisionRow as HDF5 sees it: variable-length strings are char pointers.
+struct DecisionRec {
+  int64_t step;
+  int64_t effective_step;
+  const char* slot;
+  const char* policy;
+  const char* detail;
+};
+
+// file=true: packed little-endian type stored in the file; false: native layout of the struct.
+h5::Type step_type(bool file);      // StepRow
+h5::Type rank_type(bool file);      // RankRow
+h5::Type link_type(bool file);      // LinkRow
+h5::Type decision_type(bool file);  // DecisionRec
+
+}  // namespace strait::trace_schema

@@ -1,0 +1,37 @@
+// trainer.hpp — the step loop: sample → forward/backward (tensor parallel in the DC) → emulated
+// load → gradient sync across DCs → Adam → measurements to the controller → trace.
+// train() is collective over `comm` and takes a validated Config; it is what `strait train`
+// runs and what the MPI tests call in-process (any communicator, e.g. MPI_COMM_SELF).
+#pragma once
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+
+namespace strait {
+
+struct TrainOptions {
+  std::string trace_path;       // empty: no trace
+  std::string checkpoint_path;  // empty: no checkpoint
+  bool force = false;           // overwrite an existing trace / checkpoint
+  std::string resume;           // checkpoint to continue from (empty: fresh start)
+  bool verbose = true;          // rank 0 prints header, progress and summary
+  bool keep_final_params = false;  // rank 0 returns the full parameters of every expert
+};
+
+struct TrainOutcome {
+  int exit_code = 0;                  // 0 done; 2 bad input; 3 stopped by SIGINT/SIGTERM
+  std::vector<double> losses;         // global-batch loss of every executed step (all ranks)
+  int64_t first_step = 0;             // step of losses[0]
+  int resplits = 0;                   // re-splits applied (this rank's DC or another)
+  std::vector<std::vector<float>> final_params;  // rank 0, per expert, canonical full layout
+};
+
+TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt);
+
+// Installs SIGINT/SIGTERM handlers that ask train() to stop at the next step boundary.
+void install_stop_handlers();
+
+}  // namespace strait

@@ -1,0 +1,401 @@
+// test_config.cpp — the configuration module: the shipped configs load, every kind of bad
+// config is rejected with "<file>:<line>: <key>: ...; expected ..." (a table of cases), --set
+// overrides go through the same checks, and the derived numbers (world size, rank map,
+// parameter count, memory estimate) match hand computations.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+
+namespace fs = std::filesystem;
+using strait::Config;
+using strait::ConfigError;
+using strait::load_config;
+
+namespace {
+
+fs::path source_dir() {
+  if (const char* s = std::getenv("STRAIT_SOURCE_DIR")) return s;
+  return fs::path(__FILE__).parent_path().parent_path().parent_path();
+}
+
+// A scratch folder for this process, removed at exit.
+class Scratch {
+ public:
+  Scratch() {
+    dir_ = fs::temp_directory_path() / ("strait_test_config_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "corpus.txt") << "hello world, a tiny corpus\n";
+    fs::create_directories(dir_ / "empty_folder");
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path write(const std::string& name, const std::string& text) const {
+    const fs::path p = dir_ / (name + ".toml");
+    std::ofstream(p) << text;
+    return p;
+  }
+  fs::path dir() const { return dir_; }
+
+ private:
+  fs::path dir_;
+};
+
+const Scratch& scratch() {
+  static Scratch s;
+  return s;
+}
+
+// A valid config: DC "east" (1 rank) and "west" (2 ranks, split 0.5/0.5), heads 4.
+std::string base() {
+  return "[run]\n"
+         "name = \"t\"\n"
+         "memory_limit_gb = 4\n"
+         "\n"
+         "[[datacenter]]\n"
+         "name = \"east\"\n"
+         "ranks = 1\n"
+         "\n"
+         "[[datacenter]]\n"
+         "name = \"west\"\n"
+         "ranks = 2\n"
+         "split = [0.5, 0.5]\n"
+         "\n"
+         "[[link]]\n"
+         "from = \"east\"\n"
+         "to = \"west\"\n"
+         "capacity_gbps = 1.0\n"
+         "latency_ms = 20.0\n"
+         "\n"
+         "[model]\n"
+         "layers = 2\n"
+         "d_model = 32\n"
+         "heads = 4\n"
+         "d_ff = 64\n"
+         "seq_len = 16\n"
+         "\n"
+         "[train]\n"
+         "global_batch = 6\n"
+         "steps = 20\n"
+         "corpus = \"" + (scratch().dir() / "corpus.txt").string() + "\"\n"
+         "\n"
+         "[control]\n"
+         "balancer = \"static\"\n";
+}
+
+// base() with the first occurrence of `from` replaced by `to` (the test fails if it is absent).
+std::string with(const std::string& from, const std::string& to, std::string text = base()) {
+  const auto pos = text.find(from);
+  EXPECT_NE(pos, std::string::npos) << "test bug: " << from << " not in the base config";
+  if (pos != std::string::npos) text.replace(pos, from.size(), to);
+  return text;
+}
+
+// 1-based line of the first occurrence of needle in text.
+int line_of(const std::string& text, const std::string& needle) {
+  const auto pos = text.find(needle);
+  return pos == std::string::npos ? -1
+                                  : 1 + static_cast<int>(std::count(text.begin(), text.begin() + pos, '\n'));
+}
+
+struct BadCase {
+  std::string name;
+  std::string toml;
+  std::vector<std::string> sets;
+  std::string expect;     // a substring of the message
+  std::string key;        // the key the message must name
+  std::string line_of;    // if set: the message must point at the line holding this text
+  bool from_set = false;  // the error is located at "--set:0" instead of the file
+};
+
+std::vector<BadCase> bad_cases() {
+  const std::string b = base();
+  const std::string empty_dir = (scratch().dir() / "empty_folder").string();
+  return {
+      {"unknown_key", with("seq_len = 16\n", "seq_len = 16\nseqlen = 3\n"), {}, "unknown key",
+       "model.seqlen", "seqlen = 3"},
+      {"unknown_key_lists_allowed", with("seq_len = 16\n", "seq_len = 16\nseqlen = 3\n"), {},
+       "layers, d_model, heads, d_ff, seq_len, vocab, experts, init_std", "model.seqlen", ""},
+      {"unknown_table", b + "\n[modle]\nlayers = 2\n", {}, "unknown table", "modle", "[modle]"},
+      {"wrong_type", with("layers = 2", "layers = \"two\""), {}, "expected an integer",
+       "model.layers", "layers ="},
+      {"wrong_type_float_for_int", with("layers = 2", "layers = 2.0"), {}, "expected an integer",
+       "model.layers", "layers ="},
+      {"out_of_range", with("layers = 2", "layers = 0"), {}, "0 is out of range", "model.layers",
+       "layers = 0"},
+      {"seq_len_too_small", with("seq_len = 16", "seq_len = 1"), {}, "integer >= 2",
+       "model.seq_len", "seq_len"},
+      {"vocab_not_256", with("seq_len = 16", "seq_len = 16\nvocab = 512"), {}, "256",
+       "model.vocab", "vocab"},
+      {"split_sum", with("split = [0.5, 0.5]", "split = [0.5, 0.4]"), {}, "sum to 0.9",
+       "datacenter.1.split", "split ="},
+      {"split_length", with("split = [0.5, 0.5]", "split = [0.25, 0.25, 0.5]"), {},
+       "3 fractions", "datacenter.1.split", "split ="},
+      {"split_negative", with("split = [0.5, 0.5]", "split = [1.5, -0.5]"), {}, "element 1",
+       "datacenter.1.split", "split ="},
+      {"split_bad_word", with("split = [0.5, 0.5]", "split = \"uneven\""), {}, "\"even\" or",
+       "datacenter.1.split", "split ="},
+      {"speed_out_of_range", with("ranks = 1\n", "ranks = 1\nspeed = [1.5]\n"), {}, "(0, 1]",
+       "datacenter.0.speed", "speed"},
+      {"heads_do_not_divide_d_model", with("d_model = 32", "d_model = 30"), {}, "not divisible",
+       "model.heads", "heads = 4"},
+      {"heads_not_splittable", with("split = [0.5, 0.5]", "split = [0.7, 0.3]"), {},
+       "4 heads cannot be split as [0.7, 0.3] in datacenter \"west\" (2.8, 1.2 heads)",
+       "model.heads", "heads = 4"},
+      {"heads_not_splittable_even",
+       with("ranks = 2\nsplit = [0.5, 0.5]", "ranks = 2\nsplit = \"even\""), {"model.heads=1"},
+       "1 heads cannot be split as [0.5, 0.5] (even)", "model.heads", "", true},
+      {"d_ff_below_ranks", with("d_ff = 64", "d_ff = 1"), {}, "MLP column", "model.d_ff", "d_ff"},
+      {"missing_ranks", with("name = \"east\"\nranks = 1\n", "name = \"east\"\n"), {}, "missing",
+       "datacenter.0.ranks", "[[datacenter]]"},
+      {"duplicate_datacenter", with("name = \"west\"", "name = \"east\""), {}, "defined twice",
+       "datacenter.1.name", ""},
+      {"bad_datacenter_name", with("name = \"west\"", "name = \"we st\""), {},
+       "not a valid name", "datacenter.1.name", ""},
+      {"datacenter_single_table", with("[[datacenter]]\nname = \"east\"\nranks = 1\n\n"
+                                       "[[datacenter]]\nname = \"west\"\nranks = 2\n"
+                                       "split = [0.5, 0.5]\n",
+                                       "[datacenter]\nname = \"east\"\nranks = 1\n"),
+       {}, "array of tables", "datacenter", ""},
+      {"link_unknown_datacenter", with("to = \"west\"", "to = \"north\""), {},
+       "unknown datacenter \"north\"", "link.0.to", "to = \"north\""},
+      {"link_to_itself", with("to = \"west\"", "to = \"east\""), {}, "to itself", "link.0.to", ""},
+      {"duplicate_link",
+       b + "\n[[link]]\nfrom = \"east\"\nto = \"west\"\ncapacity_gbps = 2.0\n", {},
+       "duplicate link \"east\" -> \"west\"", "link.1", ""},
+      {"zero_capacity", with("capacity_gbps = 1.0", "capacity_gbps = 0"), {}, "number > 0",
+       "link.0.capacity_gbps", "capacity_gbps"},
+      {"negative_latency", with("latency_ms = 20.0", "latency_ms = -1.0"), {}, "-1 is out of range",
+       "link.0.latency_ms", "latency_ms"},
+      {"bad_network_default", b + "\n[network]\ndefault_capacity_gbps = -3\n", {}, "number > 0",
+       "network.default_capacity_gbps", ""},
+      {"batch_shares_sum", with("steps = 20", "steps = 20\nbatch_shares = [0.5, 0.4]"), {},
+       "sum to 0.9", "train.batch_shares", "batch_shares"},
+      {"batch_shares_length", with("steps = 20", "steps = 20\nbatch_shares = [1.0]"), {},
+       "1 fraction [1]", "train.batch_shares", "batch_shares"},
+      {"batch_share_below_one_sequence",
+       with("steps = 20", "steps = 20\nbatch_shares = [0.95, 0.05]"), {}, "at least 1 sequence",
+       "train.batch_shares", "batch_shares"},
+      {"global_batch_below_datacenters", with("global_batch = 6", "global_batch = 1"), {},
+       "global_batch >= 2", "train.global_batch", "global_batch"},
+      {"beta_out_of_range", with("steps = 20", "steps = 20\nbeta1 = 1.0"), {}, "[0, 1)",
+       "train.beta1", "beta1"},
+      {"missing_corpus",
+       with("corpus = \"" + (scratch().dir() / "corpus.txt").string(),
+            "corpus = \"/nonexistent/strait/corpus"),
+       {},
+       "does not exist", "train.corpus", "corpus"},
+      {"empty_corpus_folder",
+       with("corpus = \"" + (scratch().dir() / "corpus.txt").string(), "corpus = \"" + empty_dir),
+       {}, "holds no readable non-empty regular file", "train.corpus", "corpus"},
+      {"memory_above_limit",
+       with("seq_len = 16", "seq_len = 256", with("memory_limit_gb = 4", "memory_limit_gb = 0.001")), {},
+       "above the limit of 0.001 GiB", "model", "[model]"},
+      {"unknown_policy", with("balancer = \"static\"", "balancer = \"magic\""), {},
+       "unknown policy \"magic\"; expected one of static, scheduled", "control.balancer",
+       "balancer"},
+      {"unknown_backend", with("name = \"t\"", "name = \"t\"\nbackend = \"tpu\""), {},
+       "cpu, cuda, auto", "run.backend", "backend"},
+      {"bad_run_name", with("name = \"t\"", "name = \"a b\""), {}, "not a valid name",
+       "run.name", ""},
+      {"resplit_without_scheduled",
+       b + "\n[[control.resplit]]\nstep = 5\ndatacenter = \"west\"\nsplit = [0.75, 0.25]\n", {},
+       "balancer = \"scheduled\"", "control.resplit", ""},
+      {"resplit_step_too_late",
+       with("balancer = \"static\"", "balancer = \"scheduled\"") +
+           "\n[[control.resplit]]\nstep = 20\ndatacenter = \"west\"\nsplit = [0.75, 0.25]\n",
+       {}, "below train.steps", "control.resplit.0.step", "step = 20"},
+      {"resplit_heads_not_splittable",
+       with("balancer = \"static\"", "balancer = \"scheduled\"") +
+           "\n[[control.resplit]]\nstep = 5\ndatacenter = \"west\"\nsplit = [0.6, 0.4]\n",
+       {}, "cannot be split as [0.6, 0.4]", "control.resplit.0.split", ""},
+      {"resplit_unknown_datacenter",
+       with("balancer = \"static\"", "balancer = \"scheduled\"") +
+           "\n[[control.resplit]]\nstep = 5\ndatacenter = \"north\"\nsplit = [0.75, 0.25]\n",
+       {}, "unknown datacenter", "control.resplit.0.datacenter", ""},
+      {"negative_checkpoint_every", b + "\n[checkpoint]\nevery = -1\n", {}, "integer >= 0",
+       "checkpoint.every", "every"},
+      {"set_without_equals", b, {"train.steps"}, "no '='", "train.steps", "", true},
+      {"set_unknown_key", b, {"model.depth=3"}, "unknown key", "model.depth", "", true},
+      {"set_unknown_table", b, {"modle.layers=3"}, "unknown key", "modle.layers", "", true},
+      {"set_bad_index", b, {"datacenter.7.ranks=3"}, "not an index", "datacenter.7.ranks", "",
+       true},
+      {"set_value_rejected", b, {"model.layers=0"}, "out of range", "model.layers", "", true},
+      {"syntax_error", with("layers = 2", "layers = "), {}, "TOML syntax error", "", "layers ="},
+  };
+}
+
+}  // namespace
+
+TEST(Config, ShippedConfigsLoad) {
+  const Config d = load_config((source_dir() / "configs/default.toml").string());
+  EXPECT_EQ(d.world_size(), 4);
+  EXPECT_EQ(d.run_name, "default");
+  ASSERT_EQ(d.datacenters.size(), 2u);
+  EXPECT_EQ(d.datacenters[0].name, "east");
+  EXPECT_EQ(d.datacenters[1].split, (std::vector<double>{0.5, 0.5}));
+  EXPECT_TRUE(d.datacenters[1].split_even);
+  EXPECT_EQ(d.train.batch_shares, (std::vector<double>{0.5, 0.5}));
+  EXPECT_EQ(d.trace.path, "results/runs/default.h5");
+  EXPECT_EQ(d.checkpoint.path, "results/runs/default.ckpt.h5");
+  ASSERT_EQ(d.links.size(), 2u);
+  EXPECT_EQ(d.links[0].from, "east");
+  EXPECT_EQ(d.links[0].to, "west");
+  EXPECT_DOUBLE_EQ(d.links[0].latency_ms, 20.0);
+
+  const Config t = load_config((source_dir() / "configs/tiny.toml").string());
+  EXPECT_EQ(t.world_size(), 3);
+  EXPECT_EQ(t.model.layers, 2);
+  EXPECT_EQ(t.model.d_model, 32);
+  EXPECT_EQ(t.model.heads, 4);
+  EXPECT_EQ(t.model.d_ff, 64);
+  EXPECT_EQ(t.model.seq_len, 16);
+  EXPECT_EQ(t.train.global_batch, 6);
+  EXPECT_EQ(t.train.steps, 20);
+  EXPECT_EQ(t.dc_of_rank(0), 0);
+  EXPECT_EQ(t.dc_of_rank(1), 1);
+  EXPECT_EQ(t.dc_of_rank(2), 1);
+  EXPECT_EQ(t.first_rank_of_dc(1), 1);
+  EXPECT_THROW(t.dc_of_rank(3), std::out_of_range);
+  EXPECT_EQ(t.datacenters[0].speed, (std::vector<double>{1.0}));
+}
+
+TEST(Config, LinksFillTheFullMeshInOrder) {
+  const std::string text =
+      with("ranks = 2\nsplit = [0.5, 0.5]\n",
+           "ranks = 2\nsplit = [0.5, 0.5]\n\n[[datacenter]]\nname = \"south\"\nranks = 1\n") +
+      "\n[network]\ndefault_capacity_gbps = 0.5\ndefault_latency_ms = 7\n";
+  const Config c = load_config(scratch().write("mesh", text).string());
+  ASSERT_EQ(c.links.size(), 6u);
+  const std::vector<std::pair<std::string, std::string>> order = {
+      {"east", "west"}, {"east", "south"}, {"west", "east"},
+      {"west", "south"}, {"south", "east"}, {"south", "west"}};
+  for (size_t i = 0; i < order.size(); ++i) {
+    EXPECT_EQ(c.links[i].from, order[i].first) << i;
+    EXPECT_EQ(c.links[i].to, order[i].second) << i;
+  }
+  EXPECT_DOUBLE_EQ(c.links[0].capacity_gbps, 1.0);  // listed
+  EXPECT_DOUBLE_EQ(c.links[0].latency_ms, 20.0);
+  EXPECT_DOUBLE_EQ(c.links[2].capacity_gbps, 0.5);  // from [network]
+  EXPECT_DOUBLE_EQ(c.links[2].latency_ms, 7.0);
+}
+
+TEST(Config, BadConfigsAreRejectedWithFileLineAndKey) {
+  for (const BadCase& bc : bad_cases()) {
+    SCOPED_TRACE(bc.name);
+    const fs::path file = scratch().write(bc.name, bc.toml);
+    std::string msg;
+    try {
+      load_config(file.string(), bc.sets);
+      ADD_FAILURE() << "no ConfigError";
+      continue;
+    } catch (const ConfigError& e) {
+      msg = e.what();
+    }
+    if (std::getenv("STRAIT_TEST_VERBOSE")) std::printf("%-34s %s\n", bc.name.c_str(), msg.c_str());
+    EXPECT_NE(msg.find(bc.expect), std::string::npos) << msg;
+    EXPECT_NE(msg.find(bc.key), std::string::npos) << msg;
+    if (bc.from_set) {
+      EXPECT_NE(msg.find("--set:0: "), std::string::npos) << msg;
+    } else {
+      EXPECT_NE(msg.find(file.string() + ":"), std::string::npos) << msg;
+    }
+    EXPECT_NE(msg.find("expected"), std::string::npos) << msg;
+    if (!bc.line_of.empty()) {
+      const std::string at = file.string() + ":" + std::to_string(line_of(bc.toml, bc.line_of)) + ":";
+      EXPECT_NE(msg.find(at), std::string::npos) << "want " << at << " in: " << msg;
+    }
+  }
+}
+
+TEST(Config, AllErrorsAreReportedOnePerLine) {
+  const std::string text = with("layers = 2", "layers = 0", with("capacity_gbps = 1.0", "capacity_gbps = 0"));
+  try {
+    load_config(scratch().write("two_errors", text).string());
+    FAIL() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("link.0.capacity_gbps"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("\n"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("model.layers"), std::string::npos) << msg;
+  }
+}
+
+TEST(Config, MissingFileIsAConfigError) {
+  EXPECT_THROW(load_config((scratch().dir() / "no-such.toml").string()), ConfigError);
+}
+
+TEST(Config, OverridesApplyAndAreValidated) {
+  const std::string tiny = (source_dir() / "configs/tiny.toml").string();
+  const Config c = load_config(tiny, {"train.steps=5", "run.name=foo", "datacenter.1.split=[0.75, 0.25]",
+                                      "train.batch_shares=[0.5, 0.5]", "checkpoint.every=2"});
+  EXPECT_EQ(c.train.steps, 5);
+  EXPECT_EQ(c.run_name, "foo");
+  EXPECT_EQ(c.trace.path, "results/runs/foo.h5");
+  EXPECT_EQ(c.datacenters[1].split, (std::vector<double>{0.75, 0.25}));
+  EXPECT_FALSE(c.datacenters[1].split_even);
+  EXPECT_FALSE(c.train.batch_shares_even);
+  EXPECT_EQ(c.checkpoint.every, 2);
+  EXPECT_NE(c.source_text.find("\n# --set train.steps=5\n# --set run.name=foo\n"), std::string::npos)
+      << c.source_text;
+
+  // A string key given something that parses as another TOML type stays a string.
+  EXPECT_EQ(load_config(tiny, {"run.name=1234"}).run_name, "1234");
+
+  try {
+    load_config(tiny, {"model.heads=3"});
+    FAIL() << "model.heads=3 accepted";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("--set:0: model.heads: d_model 32 is not divisible by 3 heads"), std::string::npos) << msg;
+  }
+}
+
+TEST(Config, WorldSizeMismatch) {
+  const std::string tiny = (source_dir() / "configs/tiny.toml").string();
+  const Config c = load_config(tiny);
+  EXPECT_NO_THROW(strait::check_world_size(c, 3));
+  try {
+    strait::check_world_size(c, 4);
+    FAIL() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              tiny + ": datacenter: the datacenters have 3 ranks in all but the job has 4; "
+                     "expected mpirun -np 3");
+  }
+}
+
+TEST(Config, ParameterCountOfTheTinyModel) {
+  strait::ModelConfig m;
+  m.layers = 2, m.d_model = 32, m.heads = 4, m.d_ff = 64, m.seq_len = 16, m.vocab = 256;
+  // token embedding 256*32 = 8192, positions 16*32 = 512, final layer norm 2*32 = 64;
+  // per layer: ln1 64 + qkv 3*32*32 + 3*32 = 3168 + attn out 32*32 + 32 = 1056 + ln2 64
+  //            + MLP up 32*64 + 64 = 2112 + MLP down 64*32 + 32 = 2080  → 8544
+  EXPECT_EQ(strait::parameter_count(m), 8192 + 512 + 64 + 2 * 8544);
+  EXPECT_EQ(strait::parameter_count(m), 25856);
+}
+
+TEST(Config, MemoryEstimateOfTheTinyModel) {
+  const Config c = load_config((source_dir() / "configs/tiny.toml").string());
+  // Rank 0 is datacenter "a" alone: f = 1, h = 4, hd = 8, fr = 64, b = 3 (half of 6).
+  const double V = 256, C = 32, T = 16, L = 2;
+  const double P = V * C + T * C + 2 * C + L * 6 * C + L * (3 * C * 32 + 3 * 32 + 32 * C + C * 64 + 64 + 64 * C);
+  const strait::MemoryEstimate m0 = strait::estimate_memory(c, 0);
+  EXPECT_DOUBLE_EQ(m0.params_bytes, 4 * P);
+  EXPECT_DOUBLE_EQ(m0.adam_bytes, 8 * P);
+  EXPECT_DOUBLE_EQ(m0.activations_bytes, 4 * 3 * T * (L * (10 * C + 4 * 32 + 2 * 4 * T + 3 * 64) + 2 * V + 4 * C));
+  EXPECT_DOUBLE_EQ(m0.total_bytes, m0.params_bytes + m0.grads_bytes + m0.adam_bytes + m0.activations_bytes);
+  // Ranks 1 and 2 share datacenter "b": half the heads and columns each, so less than rank 0.
+  EXPECT_LT(strait::estimate_memory(c, 1).total_bytes, m0.total_bytes);
+  EXPECT_DOUBLE_EQ(strait::estimate_memory(c, 1).total_bytes, strait::estimate_memory(c, 2).total_bytes);
+}
