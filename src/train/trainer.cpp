@@ -16,6 +16,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/dc_comm.hpp"
+#include "backend/select.hpp"
 #include "control/controller.hpp"
 #include "core/apportion.hpp"
 #include "core/check.hpp"
@@ -107,7 +108,10 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
   Checkpoint ck;
   if (root) {
     namespace fs = std::filesystem;
-    if (!opt.trace_path.empty() && fs::exists(opt.trace_path) && !opt.force)
+    if (cfg.backend == "cuda" && cuda_devices() == 0)
+      err = "run.backend = \"cuda\" but no CUDA device is visible (or this build has no CUDA "
+            "backend); use \"cpu\" or \"auto\"";
+    else if (!opt.trace_path.empty() && fs::exists(opt.trace_path) && !opt.force)
       err = "trace " + opt.trace_path + " exists; pass --force to overwrite it";
     else if (!opt.checkpoint_path.empty() && fs::exists(opt.checkpoint_path) && !opt.force &&
              fs::path(opt.checkpoint_path) != fs::path(opt.resume))
@@ -178,8 +182,10 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
     }
   }
 
-  auto be = make_cpu_backend<float>();
-  auto dcc = make_mpi_dc_comm<float>(topo.dc_size > 1 ? topo.dc_comm : MPI_COMM_NULL);
+  ComputeBackend compute = make_compute_backend(
+      cfg.backend, topo.dc_size > 1 ? topo.dc_comm : MPI_COMM_NULL, topo.local_rank);
+  Backend<float>* be = compute.be.get();
+  DcComm<float>* dcc = compute.dc.get();
   std::vector<Layout> layouts = dc_layouts(mc, splits[topo.dc]);
   std::vector<std::unique_ptr<ParamSet<float>>> experts;
   std::vector<SyncChannel> channels;

@@ -149,7 +149,9 @@ TEST(Equivalence, ResplitInTheMiddleOfTheRun) {
                                    "[[control.resplit]]\nstep = 13\ndatacenter = \"west\"\n"
                                    "split = [0.3333333333, 0.6666666667]\n");
   const auto got = run_on_prefix(cfg);
-  if (world_rank() == 0) EXPECT_EQ(got.resplits, 2);
+  if (world_rank() == 0) {
+    EXPECT_EQ(got.resplits, 2);
+  }
   expect_matches_reference(got, reference(20, 1));
 }
 

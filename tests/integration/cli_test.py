@@ -1,0 +1,243 @@
+#!/usr/bin/python3
+"""cli_test.py — end-to-end checks of the `strait` command, one case per CTest test.
+
+Runs the real binary under scripts/mpirun-local on small configs and checks, from outside:
+exit codes and messages for bad input (and that no output file appears), trace contents with
+h5py, --force protection, same-seed reproducibility of the trace, readability after SIGKILL,
+and SIGTERM → clean stop with checkpoint → --resume continues to the end.
+"""
+import argparse
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import h5py
+import numpy as np
+
+ap = argparse.ArgumentParser()
+ap.add_argument("case")
+ap.add_argument("--strait", required=True)
+ap.add_argument("--source", required=True)
+args = ap.parse_args()
+STRAIT, SRC = args.strait, args.source
+MPIRUN = os.path.join(SRC, "scripts", "mpirun-local")
+TMP = tempfile.mkdtemp(prefix="strait-cli-")
+
+TINY = """
+[run]
+name = "{name}"
+out_dir = "{out}"
+[[datacenter]]
+name = "a"
+ranks = 1
+[[datacenter]]
+name = "b"
+ranks = 2
+[model]
+layers = 2
+d_model = 32
+heads = 4
+d_ff = 64
+seq_len = 16
+[train]
+global_batch = 6
+steps = {steps}
+lr = 3e-3
+seed = 5
+corpus = "/usr/share/common-licenses"
+log_every = 5
+[checkpoint]
+every = {every}
+"""
+
+
+def config(name, steps=20, every=0, extra=""):
+    path = os.path.join(TMP, name + ".toml")
+    with open(path, "w") as f:
+        f.write(TINY.format(name=name, out=TMP, steps=steps, every=every) + extra)
+    return path
+
+
+def run(np_, *argv, timeout=240):
+    cmd = [MPIRUN, "-np", str(np_), STRAIT] + list(argv)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what):
+    if not cond:
+        print("FAILED:", what)
+        sys.exit(1)
+    print("ok:", what)
+
+
+def trace_of(name):
+    return os.path.join(TMP, name + ".h5")
+
+
+def steps_table(path):
+    with h5py.File(path, "r", locking=False) as f:
+        return f["steps"][()], f["meta"].attrs["status"], (f["offsets"][()] if "offsets" in f else None)
+
+
+def case_bad_input():
+    # Each bad input: exit 2, the message once (rank 0), and no trace or checkpoint created.
+    base = TINY.format(name="bad", out=TMP, steps=5, every=0)
+    rows = [
+        ("unknown key", base.replace("lr = 3e-3", "lr = 3e-3\nlearning_rate = 1"), "train.learning_rate"),
+        ("wrong type", base.replace("steps = 5", "steps = \"five\""), "train.steps"),
+        ("out of range", base.replace("layers = 2", "layers = 0"), "model.layers"),
+        ("split sum", base.replace("ranks = 2", "ranks = 2\nsplit = [0.7, 0.2]"), "split"),
+        ("heads vs split", base.replace("ranks = 2", "ranks = 2\nsplit = [0.7, 0.3]"), "model.heads"),
+        ("unreadable corpus", base.replace("/usr/share/common-licenses", "/nonexistent/corpus"), "train.corpus"),
+        ("memory", base.replace("[run]", "[run]\nmemory_limit_gb = 0.00001"), "memory"),
+    ]
+    for what, text, key in rows:
+        path = os.path.join(TMP, "bad.toml")
+        with open(path, "w") as f:
+            f.write(text)
+        rc, out, err = run(3, "train", "--config", path)
+        check(rc == 2, f"{what}: exit status 2 (got {rc})")
+        check(key in err and "bad.toml" in err, f"{what}: message names file and '{key}': {err.strip()[:200]}")
+        check(err.count("config error") == 1, f"{what}: reported once, not by every rank")
+        check(not os.path.exists(trace_of("bad")), f"{what}: no trace file created")
+    # World size different from the datacenters' ranks.
+    rc, out, err = run(2, "train", "--config", config("ws"))
+    check(rc == 2 and "mpirun -np 3" in err, f"world size mismatch is reported: {err.strip()[:200]}")
+    check(not os.path.exists(trace_of("ws")), "world size mismatch: no trace file")
+    # Bad --set goes through the same validation.
+    rc, out, err = run(3, "train", "--config", config("setbad"), "--set", "model.heads=3")
+    check(rc == 2 and "model.heads" in err, f"--set model.heads=3 rejected: {err.strip()[:200]}")
+    # Unknown flag: CLI11 usage error, exit 2.
+    p = subprocess.run([STRAIT, "train", "--config", config("flag"), "--bogus"], capture_output=True, text=True)
+    check(p.returncode == 2, "unknown flag exits 2")
+
+
+def case_validate():
+    p = subprocess.run([STRAIT, "validate", "--config", os.path.join(SRC, "configs", "default.toml")],
+                       capture_output=True, text=True)
+    check(p.returncode == 0, "validate default.toml exits 0")
+    for word in ("east", "west", "param", "MiB"):
+        check(word in p.stdout, f"validate prints '{word}'")
+    p = subprocess.run([STRAIT, "validate", "--config", os.path.join(SRC, "configs", "default.toml"),
+                        "--set", "model.heads=5"], capture_output=True, text=True)
+    check(p.returncode == 2 and "model.heads" in p.stderr, "validate rejects a bad --set with exit 2")
+    p = subprocess.run([STRAIT, "--help"], capture_output=True, text=True)
+    check(p.returncode == 0 and "train" in p.stdout and "validate" in p.stdout and "report" in p.stdout,
+          "--help lists the subcommands")
+
+
+def case_report_and_force():
+    cfg = config("rep", steps=20)
+    rc, out, err = run(3, "train", "--config", cfg)
+    check(rc == 0, f"tiny run exits 0 ({err.strip()[-300:]})")
+    check("loss" in out and "tok/s" in out and "done:" in out, "progress lines and summary printed")
+    steps, status, offsets = steps_table(trace_of("rep"))
+    check(len(steps) == 20 and status == "complete", f"trace has 20 steps, status complete ({status})")
+    check(list(steps["step"]) == list(range(20)), "steps are numbered 0..19")
+    check(offsets.shape == (20, 6), "offsets recorded for every step and sequence")
+    check(steps["loss"][-5:].mean() < steps["loss"][:3].mean() - 0.5, "loss goes down")
+    with h5py.File(trace_of("rep"), "r", locking=False) as f:
+        check(len(f["ranks"]) == 60 and len(f["links"]) == 40, "per-rank and per-link rows")
+        check(len(f["decisions"]) >= 5, "initial policy of every slot recorded")
+    p = subprocess.run([STRAIT, "report", trace_of("rep")], capture_output=True, text=True)
+    check(p.returncode == 0 and "complete" in p.stdout, "strait report summarises the trace")
+    p = subprocess.run(["h5dump", "-H", trace_of("rep")], capture_output=True, text=True,
+                       env=dict(os.environ, HDF5_USE_FILE_LOCKING="FALSE"))
+    check(p.returncode == 0 and "steps" in p.stdout, "h5dump reads the trace")
+    digest = hashlib.sha256(open(trace_of("rep"), "rb").read()).hexdigest()
+    rc, out, err = run(3, "train", "--config", cfg)
+    check(rc == 2 and "--force" in err, "an existing trace is not overwritten without --force")
+    check(hashlib.sha256(open(trace_of("rep"), "rb").read()).hexdigest() == digest, "the old trace is intact")
+    rc, out, err = run(3, "train", "--config", cfg, "--force")
+    check(rc == 0, "--force overwrites")
+    p = subprocess.run([STRAIT, "report", os.path.join(TMP, "missing.h5")], capture_output=True, text=True)
+    check(p.returncode == 2, "report on a missing file exits 2")
+
+
+def case_same_seed():
+    cfg = config("seed", steps=15)
+    a, b = os.path.join(TMP, "a.h5"), os.path.join(TMP, "b.h5")
+    check(run(3, "train", "--config", cfg, "--out", a)[0] == 0, "first run")
+    check(run(3, "train", "--config", cfg, "--out", b)[0] == 0, "second run")
+    sa, _, oa = steps_table(a)
+    sb, _, ob = steps_table(b)
+    for field in ("step", "expert", "loss", "tokens"):
+        check(np.array_equal(sa[field], sb[field]), f"same seed: identical '{field}'")
+    check(np.array_equal(oa, ob), "same seed: identical corpus offsets")
+    with h5py.File(a, "r", locking=False) as fa, h5py.File(b, "r", locking=False) as fb:
+        check(np.array_equal(fa["ranks"]["split"], fb["ranks"]["split"]), "same seed: identical splits")
+        check(np.array_equal(fa["links"]["bytes"], fb["links"]["bytes"]), "same seed: identical link bytes")
+
+
+def start(np_, *argv):
+    cmd = [MPIRUN, "-np", str(np_), STRAIT] + list(argv)
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def wait_for_steps(path, n, proc, limit=120):
+    t0 = time.time()
+    while time.time() - t0 < limit:
+        if proc.poll() is not None:
+            return False
+        try:
+            with h5py.File(path, "r", locking=False) as f:
+                if "steps" in f and len(f["steps"]) >= n:
+                    return True
+        except (OSError, KeyError):
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def case_sigkill():
+    cfg = config("kill", steps=100000)
+    p = start(3, "train", "--config", cfg)
+    check(wait_for_steps(trace_of("kill"), 5, p), "a live trace is readable while the run goes on")
+    os.killpg(p.pid, signal.SIGKILL)  # the whole job: mpirun and every rank
+    subprocess.run(["pkill", "-KILL", "-f", trace_of("kill").replace(".h5", ".toml")])
+    p.wait()
+    time.sleep(0.5)
+    steps, status, offsets = steps_table(trace_of("kill"))
+    check(len(steps) >= 5 and status == "running", f"after SIGKILL: {len(steps)} steps readable, status 'running'")
+    check(offsets.shape[0] >= len(steps), "offsets of every committed step are there")
+    r = subprocess.run(["h5dump", "-d", "/steps", trace_of("kill")], capture_output=True, text=True,
+                       env=dict(os.environ, HDF5_USE_FILE_LOCKING="FALSE"))
+    check(r.returncode == 0, "h5dump reads the killed trace")
+
+
+def case_sigterm_resume():
+    cfg = config("term", steps=400)
+    p = start(3, "train", "--config", cfg)
+    check(wait_for_steps(trace_of("term"), 5, p), "run started")
+    # Slurm's time limit sends SIGTERM to every task; do the same to the ranks.
+    subprocess.run(["pkill", "-TERM", "-f", "^" + STRAIT + " train --config " + cfg])
+    out, err = p.communicate(timeout=120)
+    check(p.returncode != 0, f"stopped run exits non-zero ({p.returncode})")
+    check("stopped by signal" in err, f"and says why: {err.strip()[-200:]}")
+    steps, status, _ = steps_table(trace_of("term"))
+    check(status == "interrupted", f"trace closed as 'interrupted' after {len(steps)} steps")
+    ck = os.path.join(TMP, "term.ckpt.h5")
+    check(os.path.exists(ck), "checkpoint written on the way out")
+    with h5py.File(ck, "r", locking=False) as f:
+        nxt = int(f.attrs["next_step"])
+    check(nxt == len(steps), f"checkpoint continues at step {nxt}")
+    # Resume with a short horizon; the trajectory must equal an uninterrupted run's.
+    short = config("term", steps=nxt + 5)
+    rc, out, err = run(3, "train", "--config", short, "--resume", ck, "--out", os.path.join(TMP, "resumed.h5"))
+    check(rc == 0, f"--resume runs to the end ({err.strip()[-200:]})")
+    rsteps, _, _ = steps_table(os.path.join(TMP, "resumed.h5"))
+    check(list(rsteps["step"]) == list(range(nxt, nxt + 5)), "resumed trace continues the step numbers")
+    ref = config("ref", steps=nxt + 5)
+    rc, out, err = run(3, "train", "--config", ref)
+    fsteps, _, _ = steps_table(trace_of("ref"))
+    check(np.array_equal(fsteps["loss"][nxt:], rsteps["loss"]), "resumed losses equal the uninterrupted run's")
+
+
+globals()["case_" + args.case]()
+print("1 passed, 0 failed")
