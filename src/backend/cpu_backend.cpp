@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "backend/cpu_math.hpp"
 #include "core/check.hpp"
 
 namespace strait {
@@ -147,14 +148,14 @@ class CpuBackend final : public Backend<T> {
   void gelu_fwd(T* out, const T* inp, size_t n) override {
     for (size_t i = 0; i < n; ++i) {
       const T x = inp[i];
-      out[i] = T(0.5) * x * (T(1) + std::tanh(kGeluC * (x + T(0.044715) * x * x * x)));
+      out[i] = T(0.5) * x * (T(1) + cpu::fast_tanh(kGeluC * (x + T(0.044715) * x * x * x)));
     }
   }
   void gelu_bwd(T* dinp, const T* inp, const T* dout, size_t n) override {
     for (size_t i = 0; i < n; ++i) {
       const T x = inp[i];
       const T u = kGeluC * (x + T(0.044715) * x * x * x);
-      const T th = std::tanh(u);
+      const T th = cpu::fast_tanh(u);
       const T sech2 = T(1) - th * th;
       const T du = kGeluC * (T(1) + T(3) * T(0.044715) * x * x);
       dinp[i] = dout[i] * (T(0.5) * (T(1) + th) + T(0.5) * x * sech2 * du);
@@ -175,13 +176,11 @@ class CpuBackend final : public Backend<T> {
         blas_gemm(false, true, Tn, Tn, hd, scale, q, ld, k, ld, T(0), P, Tn);
         for (int i = 0; i < Tn; ++i) {
           T* row = P + static_cast<size_t>(i) * Tn;
-          T mx = -std::numeric_limits<T>::infinity();
-          for (int j = 0; j <= i; ++j) mx = std::max(mx, row[j]);
+          T mx = row[0];
+          for (int j = 1; j <= i; ++j) mx = std::max(mx, row[j]);
+          for (int j = 0; j <= i; ++j) row[j] = cpu::fast_exp(row[j] - mx);  // vectorises
           T sum = 0;
-          for (int j = 0; j <= i; ++j) {
-            row[j] = std::exp(row[j] - mx);
-            sum += row[j];
-          }
+          for (int j = 0; j <= i; ++j) sum += row[j];
           const T inv = T(1) / sum;
           for (int j = 0; j <= i; ++j) row[j] *= inv;
           for (int j = i + 1; j < Tn; ++j) row[j] = 0;
@@ -228,11 +227,9 @@ class CpuBackend final : public Backend<T> {
       T* z = logits + static_cast<size_t>(i) * V;
       T mx = z[0];
       for (int j = 1; j < V; ++j) mx = std::max(mx, z[j]);
+      for (int j = 0; j < V; ++j) z[j] = cpu::fast_exp(z[j] - mx);
       T sum = 0;
-      for (int j = 0; j < V; ++j) {
-        z[j] = std::exp(z[j] - mx);
-        sum += z[j];
-      }
+      for (int j = 0; j < V; ++j) sum += z[j];
       const T inv = T(1) / sum;
       const int y = targets[i];
       const T py = z[y] * inv;

@@ -75,7 +75,9 @@ Layout make_layout(const ModelConfig& m, const ShardSpec& spec) {
   l.wte = add("wte", {V, C}, ShardKind::Replicated);
   l.wpe = add("wpe", {T, C}, ShardKind::Replicated);
   for (int i = 0; i < m.layers; ++i) {
-    const std::string p = "h" + std::to_string(i) + ".";
+    std::string p = "h";  // built by appends: GCC 12 warns falsely (-Wrestrict) on "h" + string
+    p += std::to_string(i);
+    p += ".";
     LayerTensors lt{};
     lt.ln1_w = add(p + "ln1_w", {C}, ShardKind::Replicated);
     lt.ln1_b = add(p + "ln1_b", {C}, ShardKind::Replicated);

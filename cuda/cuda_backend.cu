@@ -1,0 +1,775 @@
+// cuda_backend.cu — Backend<float> on one CUDA device (see src/backend/backend.hpp for every op's
+// contract and src/backend/cpu_backend.cpp for the reference semantics this file matches).
+// - Matmuls: cuBLAS on row-major data through the operand swap (a row-major (M,N) matrix is a
+//   column-major (N,M) one, so C = A·B becomes Cᵀ = Bᵀ·Aᵀ with no copies). FP32 storage, TF32
+//   tensor-op math by default; STRAIT_CUDA_MATH=fp32 turns TF32 off. BF16 is not done.
+// - Attention: strided-batched GEMMs over heads (or over sequences, whichever is more numerous)
+//   on strided views of the QKV buffer, plus fused causal softmax kernels (forward, backward).
+// - Everything else: small kernels of ours. Column reductions (bias and LayerNorm weight
+//   gradients) and embedding gradients are deterministic: fixed-order sums, no float atomics.
+// - All work goes to one stream owned by the backend; to_host / from_host / softmax_xent's loss
+//   are the only synchronising calls. Ops never allocate, except a grow-only workspace the first
+//   time a larger shape needs one.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "check.cuh"
+#include "cuda_backend.hpp"
+
+namespace strait {
+
+// ---- stream registry: lets the NCCL comm (made separately by select.cpp) find the stream ----
+namespace {
+std::mutex g_stream_mu;
+std::map<int, cudaStream_t>& stream_map() {
+  static std::map<int, cudaStream_t> m;
+  return m;
+}
+}  // namespace
+
+void* cuda_compute_stream(int device) {
+  std::lock_guard<std::mutex> lock(g_stream_mu);
+  const auto it = stream_map().find(device);
+  return it == stream_map().end() ? nullptr : static_cast<void*>(it->second);
+}
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();  // no driver / no device is an answer here, not an error
+    return 0;
+  }
+  return n;
+}
+
+namespace {
+
+constexpr float kLnEps = 1e-5f;
+constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi)
+constexpr int kThreads = 256;
+
+// Grid for a grid-stride loop over n elements.
+unsigned grid_for(size_t n, int threads = kThreads) {
+  const size_t b = (n + threads - 1) / threads;
+  return static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>(b, 65536)));
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// Whole-block reductions (blockDim.x a multiple of 32, <= 1024); every thread gets the result.
+__device__ float block_sum(float v, float* shm /* [32] */) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nw = blockDim.x / 32;
+  v = warp_sum(v);
+  __syncthreads();  // shm may still be read by a previous reduction
+  if (lane == 0) shm[warp] = v;
+  __syncthreads();
+  v = lane < nw ? shm[lane] : 0.0f;
+  return warp_sum(v);
+}
+__device__ float block_max(float v, float* shm /* [32] */) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nw = blockDim.x / 32;
+  v = warp_max(v);
+  __syncthreads();
+  if (lane == 0) shm[warp] = v;
+  __syncthreads();
+  v = lane < nw ? shm[lane] : -INFINITY;
+  return warp_max(v);
+}
+
+// ---------------------------------------------------------------- elementwise
+
+__global__ void k_add(float* out, const float* a, const float* b, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    out[i] = a[i] + b[i];
+}
+
+__global__ void k_accumulate(float* y, const float* x, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    y[i] += x[i];
+}
+
+// y (N,C) += bias (C)
+__global__ void k_add_bias(float* y, const float* __restrict__ bias, size_t n, int C) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    y[i] += bias[i % C];
+}
+
+__global__ void k_gelu_fwd(float* out, const float* inp, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
+    const float x = inp[i];
+    out[i] = 0.5f * x * (1.0f + tanhf(kGeluC * (x + 0.044715f * x * x * x)));
+  }
+}
+
+// dinp may alias dout (the model passes the same buffer).
+__global__ void k_gelu_bwd(float* dinp, const float* inp, const float* dout, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
+    const float x = inp[i];
+    const float th = tanhf(kGeluC * (x + 0.044715f * x * x * x));
+    const float sech2 = 1.0f - th * th;
+    const float du = kGeluC * (1.0f + 3.0f * 0.044715f * x * x);
+    dinp[i] = dout[i] * (0.5f * (1.0f + th) + 0.5f * x * sech2 * du);
+  }
+}
+
+__global__ void k_adam(float* __restrict__ p, const float* __restrict__ g, float* __restrict__ m,
+                       float* __restrict__ v, size_t n, float lr, float b1, float b2, float eps,
+                       float wd, float c1, float c2) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
+    const float gi = g[i];
+    const float mi = b1 * m[i] + (1.0f - b1) * gi;
+    const float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    const float mh = mi * c1, vh = vi * c2;
+    p[i] -= lr * (mh / (sqrtf(vh) + eps) + wd * p[i]);
+  }
+}
+
+// ---------------------------------------------------------------- embedding
+
+// out (N,C) = wte[tok] + wpe[t], N = B·T
+__global__ void k_embedding_fwd(float* __restrict__ out, const int32_t* __restrict__ tok,
+                                const float* __restrict__ wte, const float* __restrict__ wpe,
+                                int Tn, int C, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
+    const size_t row = i / C;
+    const int c = static_cast<int>(i % C);
+    const int t = static_cast<int>(row % Tn);
+    out[i] = wte[static_cast<size_t>(tok[row]) * C + c] + wpe[static_cast<size_t>(t) * C + c];
+  }
+}
+
+// dwpe (T,C) += Σ_b dout[b,t]: one thread per (t,c), b in order (as the CPU does).
+__global__ void k_wpe_grad(float* __restrict__ dwpe, const float* __restrict__ dout, int B, int Tn,
+                           int C) {
+  const size_t n = static_cast<size_t>(Tn) * C;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
+    float acc = dwpe[i];
+    for (int b = 0; b < B; ++b) acc += dout[static_cast<size_t>(b) * n + i];
+    dwpe[i] = acc;
+  }
+}
+
+// dwte (V,C) += rows of dout whose token is v. Block (v, column chunk) scans all N tokens through
+// shared memory and sums matches in token order: deterministic, O(V·N) token reads, which is
+// cheap for the byte-level vocabulary (V = 256) this project uses.
+constexpr int kTokTile = 1024;
+__global__ void k_wte_grad(float* __restrict__ dwte, const float* __restrict__ dout,
+                           const int32_t* __restrict__ tok, int N, int C) {
+  __shared__ int32_t tile[kTokTile];
+  const int v = blockIdx.y;
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  float acc = 0.0f;
+  bool hit = false;
+  for (int s = 0; s < N; s += kTokTile) {
+    const int len = min(kTokTile, N - s);
+    __syncthreads();
+    for (int j = threadIdx.x; j < len; j += blockDim.x) tile[j] = tok[s + j];
+    __syncthreads();
+    if (c < C)
+      for (int j = 0; j < len; ++j)
+        if (tile[j] == v) {
+          acc += dout[static_cast<size_t>(s + j) * C + c];
+          hit = true;
+        }
+  }
+  if (c < C && hit) dwte[static_cast<size_t>(v) * C + c] += acc;
+}
+
+// Tokens >= min_tok (all of them for large vocabularies, stragglers beyond the scanned range
+// otherwise): one thread per (token, column), float atomics (order not fixed).
+__global__ void k_wte_grad_atomic(float* dwte, const float* __restrict__ dout,
+                                  const int32_t* __restrict__ tok, size_t n, int C, int min_tok) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
+    const int32_t t = tok[i / C];
+    if (t >= min_tok) atomicAdd(&dwte[static_cast<size_t>(t) * C + (i % C)], dout[i]);
+  }
+}
+
+// ---------------------------------------------------------------- layernorm
+
+// One warp per row. Two-pass mean / variance, as the CPU does.
+__global__ void k_layernorm_fwd(float* __restrict__ out, float* __restrict__ mean,
+                                float* __restrict__ rstd, const float* __restrict__ inp,
+                                const float* __restrict__ w, const float* __restrict__ b, int N,
+                                int C) {
+  const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= N) return;
+  const float* x = inp + static_cast<size_t>(row) * C;
+  float s = 0.0f;
+  for (int c = lane; c < C; c += 32) s += x[c];
+  const float m = warp_sum(s) / C;
+  float var = 0.0f;
+  for (int c = lane; c < C; c += 32) {
+    const float d = x[c] - m;
+    var += d * d;
+  }
+  var = warp_sum(var) / C;
+  const float r = 1.0f / sqrtf(var + kLnEps);
+  float* o = out + static_cast<size_t>(row) * C;
+  for (int c = lane; c < C; c += 32) o[c] = (x[c] - m) * r * w[c] + b[c];
+  if (lane == 0) {
+    mean[row] = m;
+    rstd[row] = r;
+  }
+}
+
+// dinp (N,C) += input gradient; one warp per row. (dw, db come from the column reduction.)
+__global__ void k_layernorm_bwd_dx(float* __restrict__ dinp, const float* __restrict__ dout,
+                                   const float* __restrict__ inp, const float* __restrict__ w,
+                                   const float* __restrict__ mean, const float* __restrict__ rstd,
+                                   int N, int C) {
+  const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= N) return;
+  const size_t off = static_cast<size_t>(row) * C;
+  const float* x = inp + off;
+  const float* dy = dout + off;
+  float* dx = dinp + off;
+  const float m = mean[row], s = rstd[row];
+  float dn_mean = 0.0f, dn_xhat_mean = 0.0f;
+  for (int c = lane; c < C; c += 32) {
+    const float dn = w[c] * dy[c];
+    dn_mean += dn;
+    dn_xhat_mean += dn * ((x[c] - m) * s);
+  }
+  dn_mean = warp_sum(dn_mean) / C;
+  dn_xhat_mean = warp_sum(dn_xhat_mean) / C;
+  for (int c = lane; c < C; c += 32) {
+    const float xhat = (x[c] - m) * s;
+    dx[c] += (w[c] * dy[c] - dn_mean - xhat * dn_xhat_mean) * s;
+  }
+}
+
+// ---------------------------------------------------------------- column reductions
+// out_k(C) += Σ_rows term_k(row, c) for K <= 2 terms, in two deterministic passes: blocks of
+// (32 columns × 16 row lanes) over row chunks write partial sums to a workspace (K, chunks, C),
+// then one thread per column adds the chunks in order.
+
+struct BiasTerm {  // dbias += dy
+  const float* dy;
+  int C;
+  __device__ float2 operator()(int r, int c) const {
+    return make_float2(dy[static_cast<size_t>(r) * C + c], 0.0f);
+  }
+};
+struct LnTerm {  // dw += xhat·dy, db += dy
+  const float *dy, *x, *mean, *rstd;
+  int C;
+  __device__ float2 operator()(int r, int c) const {
+    const size_t i = static_cast<size_t>(r) * C + c;
+    const float d = dy[i];
+    return make_float2((x[i] - mean[r]) * rstd[r] * d, d);
+  }
+};
+
+constexpr int kColTile = 32, kRowLanes = 16;
+
+template <int K, class Term>
+__global__ void k_colsum_partial(float* __restrict__ partial, int N, int C, int rows_per_chunk,
+                                 Term term) {
+  __shared__ float sm[K][kRowLanes][kColTile + 1];
+  const int c = blockIdx.x * kColTile + threadIdx.x;
+  const int chunk = blockIdx.y, chunks = gridDim.y;
+  const int r0 = chunk * rows_per_chunk, r1 = min(N, r0 + rows_per_chunk);
+  float2 acc = make_float2(0.0f, 0.0f);
+  if (c < C)
+    for (int r = r0 + threadIdx.y; r < r1; r += kRowLanes) {
+      const float2 t = term(r, c);
+      acc.x += t.x;
+      acc.y += t.y;
+    }
+  sm[0][threadIdx.y][threadIdx.x] = acc.x;
+  if (K > 1) sm[K - 1][threadIdx.y][threadIdx.x] = acc.y;
+  __syncthreads();
+  if (threadIdx.y < K && c < C) {
+    float s = 0.0f;
+    for (int j = 0; j < kRowLanes; ++j) s += sm[threadIdx.y][j][threadIdx.x];
+    partial[(static_cast<size_t>(threadIdx.y) * chunks + chunk) * C + c] = s;
+  }
+}
+
+__global__ void k_colsum_finish(float* out0, float* out1, const float* __restrict__ partial,
+                                int chunks, int C) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= C) return;
+  float a = 0.0f;
+  for (int j = 0; j < chunks; ++j) a += partial[static_cast<size_t>(j) * C + c];
+  out0[c] += a;
+  if (out1) {
+    float b = 0.0f;
+    for (int j = 0; j < chunks; ++j) b += partial[(static_cast<size_t>(chunks) + j) * C + c];
+    out1[c] += b;
+  }
+}
+
+// ---------------------------------------------------------------- attention softmax
+
+// att rows (B·H·T, T): row i of each (b,h) block is the causal softmax over columns 0..i of the
+// already-scaled scores; columns above the diagonal become 0. One warp per row.
+__global__ void k_causal_softmax_fwd(float* att, int rows, int Tn) {
+  const int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (r >= rows) return;
+  const int i = r % Tn;
+  float* row = att + static_cast<size_t>(r) * Tn;
+  float mx = -INFINITY;
+  for (int j = lane; j <= i; j += 32) mx = fmaxf(mx, row[j]);
+  mx = warp_max(mx);
+  float sum = 0.0f;
+  for (int j = lane; j <= i; j += 32) {
+    const float e = expf(row[j] - mx);
+    row[j] = e;
+    sum += e;
+  }
+  const float inv = 1.0f / warp_sum(sum);
+  for (int j = lane; j <= i; j += 32) row[j] *= inv;
+  for (int j = i + 1 + lane; j < Tn; j += 32) row[j] = 0.0f;
+}
+
+// dS = P ⊙ (dP − rowsum(P ⊙ dP)) in place of dP, zero above the diagonal. One warp per row.
+__global__ void k_causal_softmax_bwd(float* dP, const float* __restrict__ P, int rows, int Tn) {
+  const int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (r >= rows) return;
+  const int i = r % Tn;
+  const size_t off = static_cast<size_t>(r) * Tn;
+  const float* p = P + off;
+  float* d = dP + off;
+  float dot = 0.0f;
+  for (int j = lane; j <= i; j += 32) dot += p[j] * d[j];
+  dot = warp_sum(dot);
+  for (int j = lane; j <= i; j += 32) d[j] = p[j] * (d[j] - dot);
+  for (int j = i + 1 + lane; j < Tn; j += 32) d[j] = 0.0f;
+}
+
+// ---------------------------------------------------------------- loss
+
+// One block per row of logits (N,V): losses[i] = −log p[target], logits ← grad_scale·(p − onehot).
+__global__ void k_softmax_xent(float* logits, float* losses, const int32_t* __restrict__ targets,
+                               int V, float grad_scale) {
+  __shared__ float shm[32];
+  const int i = blockIdx.x;
+  float* z = logits + static_cast<size_t>(i) * V;
+  float mx = -INFINITY;
+  for (int j = threadIdx.x; j < V; j += blockDim.x) mx = fmaxf(mx, z[j]);
+  mx = block_max(mx, shm);
+  float sum = 0.0f;
+  for (int j = threadIdx.x; j < V; j += blockDim.x) {
+    const float e = expf(z[j] - mx);
+    z[j] = e;
+    sum += e;
+  }
+  const float inv = 1.0f / block_sum(sum, shm);  // block_sum's barriers also publish z[]
+  const int y = targets[i];
+  const bool valid = y >= 0 && y < V;
+  if (threadIdx.x == 0)
+    losses[i] = valid ? -logf(fmaxf(z[y] * inv, 1.17549435e-38f)) : NAN;  // FLT_MIN as CPU
+  __syncthreads();  // z[y] is read above before it is overwritten below
+  for (int j = threadIdx.x; j < V; j += blockDim.x) {
+    float g = z[j] * inv * grad_scale;
+    if (j == y) g -= grad_scale;
+    z[j] = g;
+  }
+}
+
+// *out = Σ losses in double, fixed order (one block).
+__global__ void k_sum_to_double(double* out, const float* __restrict__ x, int n) {
+  __shared__ double shm[1024];
+  double s = 0.0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) s += static_cast<double>(x[i]);
+  shm[threadIdx.x] = s;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+    if (threadIdx.x < w) shm[threadIdx.x] += shm[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = shm[0];
+}
+
+// ---------------------------------------------------------------- the backend
+
+// A grow-only device buffer: sized the first time a shape needs it, then kept.
+struct Workspace {
+  void* p = nullptr;
+  size_t bytes = 0;
+  void* get(size_t need) {
+    if (need > bytes) {
+      if (p) CUDA_CHECK(cudaFree(p));  // cudaFree waits for kernels still using it
+      CUDA_CHECK(cudaMalloc(&p, need));
+      bytes = need;
+    }
+    return p;
+  }
+  ~Workspace() {
+    if (p) (void)cudaFree(p);
+  }
+};
+
+class CudaBackend final : public Backend<float> {
+ public:
+  explicit CudaBackend(int device) : device_(device) {
+    CUDA_CHECK(cudaSetDevice(device_));
+    CUDA_CHECK(cudaStreamCreate(&stream_));  // blocking: ordered with the legacy default stream
+    CUBLAS_CHECK(cublasCreate(&blas_));
+    CUBLAS_CHECK(cublasSetStream(blas_, stream_));  // resets the workspace: set it afterwards
+    CUDA_CHECK(cudaMalloc(&blas_ws_, kBlasWorkspace));
+    CUBLAS_CHECK(cublasSetWorkspace(blas_, blas_ws_, kBlasWorkspace));
+    const char* math = std::getenv("STRAIT_CUDA_MATH");
+    tf32_ = !(math && std::strcmp(math, "fp32") == 0);
+    CUBLAS_CHECK(cublasSetMathMode(blas_, tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    CUDA_CHECK(cudaMalloc(&loss_dev_, sizeof(double)));
+    CUDA_CHECK(cudaMallocHost(&loss_host_, sizeof(double)));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
+    std::lock_guard<std::mutex> lock(g_stream_mu);
+    stream_map()[device_] = stream_;
+  }
+
+  // Teardown ignores errors: it also runs while the job is being aborted.
+  ~CudaBackend() override {
+    {
+      std::lock_guard<std::mutex> lock(g_stream_mu);
+      auto it = stream_map().find(device_);
+      if (it != stream_map().end() && it->second == stream_) stream_map().erase(it);
+    }
+    (void)cudaStreamSynchronize(stream_);
+    (void)cublasDestroy(blas_);
+    (void)cudaFree(blas_ws_);
+    (void)cudaFree(loss_dev_);
+    (void)cudaFreeHost(loss_host_);
+    (void)cudaStreamDestroy(stream_);
+  }
+
+  std::string name() const override { return tf32_ ? "cuda" : "cuda-fp32"; }
+
+  // ---- memory ----
+  float* alloc(size_t n) override { return static_cast<float*>(dev_alloc(n * sizeof(float))); }
+  void free(float* p) override { dev_free(p); }
+  void zero(float* p, size_t n) override {
+    if (n) CUDA_CHECK(cudaMemsetAsync(p, 0, n * sizeof(float), stream_));
+  }
+  void to_host(float* host, const float* dev, size_t n) override {
+    if (!n) return;
+    CUDA_CHECK(cudaMemcpyAsync(host, dev, n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void from_host(float* dev, const float* host, size_t n) override {
+    if (!n) return;
+    CUDA_CHECK(cudaMemcpyAsync(dev, host, n * sizeof(float), cudaMemcpyHostToDevice, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  // memmove semantics: overlapping ranges go through a workspace.
+  void copy(float* dst, const float* src, size_t n) override {
+    if (!n || dst == src) return;
+    const size_t bytes = n * sizeof(float);
+    if (dst < src + n && src < dst + n) {
+      void* tmp = copy_ws_.get(bytes);
+      CUDA_CHECK(cudaMemcpyAsync(tmp, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+      CUDA_CHECK(cudaMemcpyAsync(dst, tmp, bytes, cudaMemcpyDeviceToDevice, stream_));
+    } else {
+      CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+    }
+  }
+  int32_t* alloc_tokens(size_t n) override {
+    return static_cast<int32_t*>(dev_alloc(n * sizeof(int32_t)));
+  }
+  void free_tokens(int32_t* p) override { dev_free(p); }
+  void tokens_from_host(int32_t* dev, const int32_t* host, size_t n) override {
+    if (!n) return;
+    CUDA_CHECK(cudaMemcpyAsync(dev, host, n * sizeof(int32_t), cudaMemcpyHostToDevice, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+  // ---- dense ----
+  void gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda,
+            const float* B, int ldb, float beta, float* C, int ldc) override {
+    gemm_rm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+  }
+
+  // ---- elementwise / reductions ----
+  void embedding_fwd(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B,
+                     int Tn, int C) override {
+    const size_t n = static_cast<size_t>(B) * Tn * C;
+    if (!n) return;
+    k_embedding_fwd<<<grid_for(n), kThreads, 0, stream_>>>(out, tokens, wte, wpe, Tn, C, n);
+    CUDA_CHECK_LAUNCH();
+  }
+  void embedding_bwd(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B,
+                     int Tn, int C) override {
+    const int N = B * Tn;
+    if (!N || !C) return;
+    k_wpe_grad<<<grid_for(static_cast<size_t>(Tn) * C), kThreads, 0, stream_>>>(dwpe, dout, B,
+                                                                               Tn, C);
+    CUDA_CHECK_LAUNCH();
+    // The interface does not pass V. Rows 0..vocab_hint_-1 (the largest V softmax_xent has
+    // seen, 256 before that: byte-level tokens) are summed deterministically by the scan
+    // kernel; any larger token id, and every row of a large vocabulary, by atomics.
+    const size_t n = static_cast<size_t>(N) * C;
+    int scanned = 0;
+    if (vocab_hint_ <= kVocabScan) {
+      scanned = vocab_hint_;
+      const dim3 grid((C + 127) / 128, scanned);
+      k_wte_grad<<<grid, 128, 0, stream_>>>(dwte, dout, tokens, N, C);
+      CUDA_CHECK_LAUNCH();
+    }
+    k_wte_grad_atomic<<<grid_for(n), kThreads, 0, stream_>>>(dwte, dout, tokens, n, C, scanned);
+    CUDA_CHECK_LAUNCH();
+  }
+  void layernorm_fwd(float* out, float* mean, float* rstd, const float* inp, const float* w,
+                     const float* b, int N, int C) override {
+    if (!N) return;
+    k_layernorm_fwd<<<rows_grid(N), kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C);
+    CUDA_CHECK_LAUNCH();
+  }
+  void layernorm_bwd(float* dinp, float* dw, float* db, const float* dout, const float* inp,
+                     const float* w, const float* mean, const float* rstd, int N,
+                     int C) override {
+    if (!N || !C) return;
+    k_layernorm_bwd_dx<<<rows_grid(N), kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N,
+                                                              C);
+    CUDA_CHECK_LAUNCH();
+    colsum<2>(dw, db, N, C, LnTerm{dout, inp, mean, rstd, C});
+  }
+  void add_bias(float* y, const float* bias, int N, int C) override {
+    const size_t n = static_cast<size_t>(N) * C;
+    if (!n) return;
+    k_add_bias<<<grid_for(n), kThreads, 0, stream_>>>(y, bias, n, C);
+    CUDA_CHECK_LAUNCH();
+  }
+  void bias_grad(float* dbias, const float* dy, int N, int C) override {
+    if (!N || !C) return;
+    colsum<1>(dbias, nullptr, N, C, BiasTerm{dy, C});
+  }
+  void add(float* out, const float* a, const float* b, size_t n) override {
+    if (!n) return;
+    k_add<<<grid_for(n), kThreads, 0, stream_>>>(out, a, b, n);
+    CUDA_CHECK_LAUNCH();
+  }
+  void accumulate(float* y, const float* x, size_t n) override {
+    if (!n) return;
+    k_accumulate<<<grid_for(n), kThreads, 0, stream_>>>(y, x, n);
+    CUDA_CHECK_LAUNCH();
+  }
+  void gelu_fwd(float* out, const float* inp, size_t n) override {
+    if (!n) return;
+    k_gelu_fwd<<<grid_for(n), kThreads, 0, stream_>>>(out, inp, n);
+    CUDA_CHECK_LAUNCH();
+  }
+  void gelu_bwd(float* dinp, const float* inp, const float* dout, size_t n) override {
+    if (!n) return;
+    k_gelu_bwd<<<grid_for(n), kThreads, 0, stream_>>>(dinp, inp, dout, n);
+    CUDA_CHECK_LAUNCH();
+  }
+
+  // ---- attention ----
+  // Per (b,h): Q, K, V are (T, hd) views of qkv with row stride 3·H·hd; P = att[b,h] (T,T);
+  // O = out[b, :, h] (T, hd) with row stride H·hd.
+  void attention_fwd(float* out, float* att, const float* qkv, int B, int Tn, int H,
+                     int hd) override {
+    if (!B || !Tn || !H) return;
+    const int ld = 3 * H * hd, ldo = H * hd;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    for_head_batches(B, Tn, H, hd, [&](size_t oq, size_t oa, size_t oo, const HeadStrides& s) {
+      const float* q = qkv + oq;
+      const float* k = q + static_cast<size_t>(H) * hd;
+      // S = scale · Q·Kᵀ   (T,T)
+      gemm_rm(false, true, Tn, Tn, hd, scale, q, ld, s.qkv, k, ld, s.qkv, 0.0f, att + oa, Tn,
+              s.att, s.count);
+      (void)oo;
+    });
+    const int rows = B * H * Tn;
+    k_causal_softmax_fwd<<<rows_grid(rows), kThreads, 0, stream_>>>(att, rows, Tn);
+    CUDA_CHECK_LAUNCH();
+    for_head_batches(B, Tn, H, hd, [&](size_t oq, size_t oa, size_t oo, const HeadStrides& s) {
+      const float* v = qkv + oq + 2 * static_cast<size_t>(H) * hd;
+      // O = P·V   (T,hd)
+      gemm_rm(false, false, Tn, hd, Tn, 1.0f, att + oa, Tn, s.att, v, ld, s.qkv, 0.0f, out + oo,
+              ldo, s.out, s.count);
+    });
+  }
+  void attention_bwd(float* dqkv, float* scratch, const float* dout, const float* qkv,
+                     const float* att, int B, int Tn, int H, int hd) override {
+    if (!B || !Tn || !H) return;
+    const int ld = 3 * H * hd, ldo = H * hd;
+    const size_t Hhd = static_cast<size_t>(H) * hd;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    for_head_batches(B, Tn, H, hd, [&](size_t oq, size_t oa, size_t oo, const HeadStrides& s) {
+      const float* v = qkv + oq + 2 * Hhd;
+      float* dv = dqkv + oq + 2 * Hhd;
+      // dP = dO·Vᵀ (T,T) into scratch; dV = Pᵀ·dO (T,hd)
+      gemm_rm(false, true, Tn, Tn, hd, 1.0f, dout + oo, ldo, s.out, v, ld, s.qkv, 0.0f,
+              scratch + oa, Tn, s.att, s.count);
+      gemm_rm(true, false, Tn, hd, Tn, 1.0f, att + oa, Tn, s.att, dout + oo, ldo, s.out, 0.0f, dv,
+              ld, s.qkv, s.count);
+    });
+    const int rows = B * H * Tn;
+    k_causal_softmax_bwd<<<rows_grid(rows), kThreads, 0, stream_>>>(scratch, att, rows, Tn);
+    CUDA_CHECK_LAUNCH();
+    for_head_batches(B, Tn, H, hd, [&](size_t oq, size_t oa, size_t oo, const HeadStrides& s) {
+      const float* q = qkv + oq;
+      const float* k = q + Hhd;
+      float* dq = dqkv + oq;
+      float* dk = dq + Hhd;
+      // dQ = scale · dS·K, dK = scale · dSᵀ·Q   (T,hd)
+      gemm_rm(false, false, Tn, hd, Tn, scale, scratch + oa, Tn, s.att, k, ld, s.qkv, 0.0f, dq,
+              ld, s.qkv, s.count);
+      gemm_rm(true, false, Tn, hd, Tn, scale, scratch + oa, Tn, s.att, q, ld, s.qkv, 0.0f, dk, ld,
+              s.qkv, s.count);
+      (void)oo;
+    });
+  }
+
+  // ---- loss ----
+  double softmax_xent(float* logits, float* losses, const int32_t* targets, int N, int V,
+                      float grad_scale) override {
+    if (!N) return 0.0;
+    if (V > 0) vocab_hint_ = std::max(vocab_hint_, V);
+    const int threads = V >= 1024 ? 1024 : (V >= 512 ? 512 : 256);
+    k_softmax_xent<<<N, threads, 0, stream_>>>(logits, losses, targets, V, grad_scale);
+    CUDA_CHECK_LAUNCH();
+    k_sum_to_double<<<1, 1024, 0, stream_>>>(loss_dev_, losses, N);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpyAsync(loss_host_, loss_dev_, sizeof(double), cudaMemcpyDeviceToHost,
+                               stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return *loss_host_;
+  }
+
+  // ---- optimizer ----
+  void adam(float* p, const float* g, float* m, float* v, size_t n, float lr, float b1, float b2,
+            float eps, float wd, int64_t t) override {
+    if (!n) return;
+    // Bias corrections computed on the host exactly as the CPU backend does.
+    const float c1 = 1.0f / (1.0f - std::pow(b1, static_cast<float>(t)));
+    const float c2 = 1.0f / (1.0f - std::pow(b2, static_cast<float>(t)));
+    k_adam<<<grid_for(n), kThreads, 0, stream_>>>(p, g, m, v, n, lr, b1, b2, eps, wd, c1, c2);
+    CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  static constexpr size_t kBlasWorkspace = size_t(32) << 20;  // cuBLAS' advice for Hopper
+  static constexpr int kVocabScan = 1024;
+
+  void* dev_alloc(size_t bytes) {
+    void* p = nullptr;
+    bytes = std::max<size_t>(bytes, 4);
+    CUDA_CHECK(cudaMalloc(&p, bytes));
+    CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return p;
+  }
+  void dev_free(void* p) {
+    if (p) CUDA_CHECK(cudaFree(p));
+  }
+
+  // Grid for warp-per-row kernels (kThreads/32 rows per block).
+  static unsigned rows_grid(int rows) {
+    const int per = kThreads / 32;
+    return static_cast<unsigned>((rows + per - 1) / per);
+  }
+
+  // Row-major C(M,N) = α·op(A)·op(B) + β·C for `batch` matrices at the given element strides,
+  // through the operand swap: column-major Cᵀ(N,M) = op(B)ᵀ·op(A)ᵀ.
+  void gemm_rm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda,
+               long long sA, const float* B, int ldb, long long sB, float beta, float* C, int ldc,
+               long long sC, int batch) {
+    if (M <= 0 || N <= 0 || batch <= 0) return;
+    const cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (batch == 1) {
+      CUBLAS_CHECK(cublasSgemm(blas_, opB, opA, N, M, K, &alpha, B, ldb, A, lda, &beta, C, ldc));
+    } else {
+      CUBLAS_CHECK(cublasSgemmStridedBatched(blas_, opB, opA, N, M, K, &alpha, B, ldb, sB, A, lda,
+                                             sA, &beta, C, ldc, sC, batch));
+    }
+  }
+
+  // Attention GEMMs batch over the larger of (sequences, heads) and loop over the smaller: both
+  // give uniform strides. fn(qkv offset, att offset, out offset, strides) per call.
+  struct HeadStrides {
+    long long qkv, att, out;
+    int count;
+  };
+  template <class Fn>
+  void for_head_batches(int B, int Tn, int H, int hd, Fn fn) {
+    const size_t ld = 3 * static_cast<size_t>(H) * hd, ldo = static_cast<size_t>(H) * hd;
+    const size_t TT = static_cast<size_t>(Tn) * Tn;
+    if (B >= H) {  // loop heads, batch sequences
+      const HeadStrides s{static_cast<long long>(Tn * ld), static_cast<long long>(H * TT),
+                          static_cast<long long>(Tn * ldo), B};
+      for (int h = 0; h < H; ++h)
+        fn(static_cast<size_t>(h) * hd, static_cast<size_t>(h) * TT, static_cast<size_t>(h) * hd,
+           s);
+    } else {  // loop sequences, batch heads
+      const HeadStrides s{static_cast<long long>(hd), static_cast<long long>(TT),
+                          static_cast<long long>(hd), H};
+      for (int b = 0; b < B; ++b)
+        fn(static_cast<size_t>(b) * Tn * ld, static_cast<size_t>(b) * H * TT,
+           static_cast<size_t>(b) * Tn * ldo, s);
+    }
+  }
+
+  // out0 (C) += Σ rows of term.x, out1 (C) += Σ rows of term.y (K = 2).
+  template <int K, class Term>
+  void colsum(float* out0, float* out1, int N, int C, Term term) {
+    // Enough row chunks to fill the GPU, at least 64 rows each, at most 64 chunks.
+    const int col_blocks = (C + kColTile - 1) / kColTile;
+    int chunks = std::max(1, std::min({64, (N + 63) / 64, (2 * sms_ + col_blocks - 1) / col_blocks}));
+    const int rows_per_chunk = (N + chunks - 1) / chunks;
+    chunks = (N + rows_per_chunk - 1) / rows_per_chunk;
+    float* partial = static_cast<float*>(
+        colsum_ws_.get(static_cast<size_t>(K) * chunks * C * sizeof(float)));
+    const dim3 block(kColTile, kRowLanes), grid(col_blocks, chunks);
+    k_colsum_partial<K, Term><<<grid, block, 0, stream_>>>(partial, N, C, rows_per_chunk, term);
+    CUDA_CHECK_LAUNCH();
+    k_colsum_finish<<<(C + 127) / 128, 128, 0, stream_>>>(out0, K > 1 ? out1 : nullptr, partial,
+                                                          chunks, C);
+    CUDA_CHECK_LAUNCH();
+  }
+
+  int device_;
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  void* blas_ws_ = nullptr;
+  bool tf32_ = true;
+  int sms_ = 1;
+  double* loss_dev_ = nullptr;   // (1) loss sum of the last softmax_xent
+  double* loss_host_ = nullptr;  // (1) pinned
+  int vocab_hint_ = 256;         // largest V seen by softmax_xent (byte-level: 256)
+  Workspace colsum_ws_;          // (K, chunks, C) partial column sums
+  Workspace copy_ws_;            // (n) staging for overlapping copies
+};
+
+}  // namespace
+
+std::unique_ptr<Backend<float>> make_cuda_backend(int device) {
+  return std::make_unique<CudaBackend>(device);
+}
+
+}  // namespace strait

@@ -1,0 +1,32 @@
+// cuda_backend.hpp — the entry points of the CUDA backend (cuda/), for src/backend/select.cpp.
+// No CUDA header appears here, so host-only code can include it; everything CUDA stays in the
+// .cu files. Only compiled in when the build has STRAIT_HAVE_CUDA=1.
+#pragma once
+#include <mpi.h>
+
+#include <memory>
+
+#include "backend/backend.hpp"
+#include "backend/dc_comm.hpp"
+
+namespace strait {
+
+// Visible CUDA devices; 0 when there is no driver or no device (never aborts).
+int cuda_device_count();
+
+// A Backend<float> on `device`: one compute stream, cuBLAS with TF32 tensor-op math unless the
+// environment says STRAIT_CUDA_MATH=fp32 (read when the backend is made).
+std::unique_ptr<Backend<float>> make_cuda_backend(int device);
+
+// Sum-reductions inside one datacenter over device buffers of the backend on `device`.
+// dc_comm == MPI_COMM_NULL or a communicator of size 1: a no-op comm that makes no MPI call.
+// Otherwise NCCL (unique id broadcast from the DC's rank 0 over dc_comm); when NCCL is absent
+// from the build, or two ranks of the DC share one GPU (NCCL refuses that), the reduction is
+// staged through host memory and MPI_Allreduce. Collective over dc_comm.
+std::unique_ptr<DcComm<float>> make_nccl_dc_comm(MPI_Comm dc_comm, int device);
+
+// The compute stream (a cudaStream_t) of the newest live CUDA backend on `device`, or nullptr.
+// The NCCL comm enqueues its reductions there, so they are ordered with the backend's kernels.
+void* cuda_compute_stream(int device);
+
+}  // namespace strait

@@ -1,0 +1,421 @@
+// test_cuda_parity.cpp — the CUDA backend against the CPU backend (the reference), op by op,
+// then 20 training steps of a small model. Each comparison prints the normalised error
+// ||gpu − cpu|| / ||cpu||, the worst element and a count of non-finite values; thresholds are per
+// op: tight for elementwise work, looser where cuBLAS runs TF32. Without a CUDA build or without
+// a visible device every test reports itself skipped. No MPI_Init: DcComms are single-rank.
+#include <gtest/gtest.h>
+
+#include "backend/select.hpp"
+
+#if STRAIT_HAVE_CUDA
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "cuda_backend.hpp"
+#include "model/params.hpp"
+#include "model/transformer.hpp"
+
+using namespace strait;
+
+namespace {
+
+constexpr double kElem = 1e-5;      // elementwise and short reductions
+constexpr double kFp32Gemm = 1e-5;  // cuBLAS with TF32 off
+constexpr double kTf32 = 5e-3;      // anything that goes through a TF32 GEMM
+
+std::unique_ptr<Backend<float>> make_gpu(bool tf32) {
+  setenv("STRAIT_CUDA_MATH", tf32 ? "tf32" : "fp32", 1);
+  auto be = make_cuda_backend(0);
+  unsetenv("STRAIT_CUDA_MATH");
+  return be;
+}
+
+std::vector<float> randn(size_t n, uint64_t stream, float scale = 1.0f) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(scale * normal01(99, stream, i));
+  return v;
+}
+
+std::vector<int32_t> rand_tokens(size_t n, uint64_t stream, int V) {
+  std::vector<int32_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>(hash3(7, stream, i) % V);
+  return v;
+}
+
+// Compares a GPU result with the CPU reference; returns the normalised error.
+double compare(const std::string& what, const std::vector<float>& gpu,
+               const std::vector<float>& cpu, double tol) {
+  EXPECT_EQ(gpu.size(), cpu.size()) << what;
+  double diff2 = 0, ref2 = 0, worst = -1;
+  size_t worst_i = 0, non_finite = 0;
+  for (size_t i = 0; i < cpu.size() && i < gpu.size(); ++i) {
+    if (!std::isfinite(gpu[i])) ++non_finite;
+    const double d = static_cast<double>(gpu[i]) - cpu[i];
+    diff2 += d * d;
+    ref2 += static_cast<double>(cpu[i]) * cpu[i];
+    if (std::abs(d) > worst) worst = std::abs(d), worst_i = i;
+  }
+  const double err = std::sqrt(diff2) / std::max(std::sqrt(ref2), 1e-30);
+  std::printf("  %-34s nerr %.3e (tol %.0e)  worst [%zu] gpu %.7g cpu %.7g  non-finite %zu\n",
+              what.c_str(), err, tol, worst_i, worst_i < gpu.size() ? gpu[worst_i] : 0.0f,
+              worst_i < cpu.size() ? cpu[worst_i] : 0.0f, non_finite);
+  EXPECT_EQ(non_finite, 0u) << what;
+  EXPECT_LT(err, tol) << what;
+  return err;
+}
+
+// One tensor held by both backends, starting from the same host values.
+class Twin {
+ public:
+  Twin(Backend<float>& cpu, Backend<float>& gpu, const std::vector<float>& init)
+      : cpu_(cpu), gpu_(gpu), n_(init.size()) {
+    c = cpu_.alloc(n_);
+    g = gpu_.alloc(n_);
+    cpu_.from_host(c, init.data(), n_);
+    gpu_.from_host(g, init.data(), n_);
+  }
+  Twin(Backend<float>& cpu, Backend<float>& gpu, size_t n)
+      : Twin(cpu, gpu, std::vector<float>(n, 0.0f)) {}
+  ~Twin() {
+    cpu_.free(c);
+    gpu_.free(g);
+  }
+  Twin(const Twin&) = delete;
+  Twin& operator=(const Twin&) = delete;
+  std::vector<float> on_cpu() const { return read(cpu_, c); }
+  std::vector<float> on_gpu() const { return read(gpu_, g); }
+  double check(const std::string& what, double tol) const {
+    return compare(what, on_gpu(), on_cpu(), tol);
+  }
+  float* c = nullptr;
+  float* g = nullptr;
+
+ private:
+  std::vector<float> read(Backend<float>& be, const float* p) const {
+    std::vector<float> h(n_);
+    be.to_host(h.data(), p, n_);
+    return h;
+  }
+  Backend<float>& cpu_;
+  Backend<float>& gpu_;
+  size_t n_;
+};
+
+class TwinTokens {
+ public:
+  TwinTokens(Backend<float>& cpu, Backend<float>& gpu, const std::vector<int32_t>& t)
+      : cpu_(cpu), gpu_(gpu) {
+    c = cpu_.alloc_tokens(t.size());
+    g = gpu_.alloc_tokens(t.size());
+    cpu_.tokens_from_host(c, t.data(), t.size());
+    gpu_.tokens_from_host(g, t.data(), t.size());
+  }
+  ~TwinTokens() {
+    cpu_.free_tokens(c);
+    gpu_.free_tokens(g);
+  }
+  TwinTokens(const TwinTokens&) = delete;
+  TwinTokens& operator=(const TwinTokens&) = delete;
+  int32_t* c = nullptr;
+  int32_t* g = nullptr;
+
+ private:
+  Backend<float>& cpu_;
+  Backend<float>& gpu_;
+};
+
+class CudaParity : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda_devices() == 0) GTEST_SKIP() << "no CUDA device";
+    cpu = make_cpu_backend<float>();
+    gpu = make_gpu(true);
+    gpu32 = make_gpu(false);
+  }
+  std::unique_ptr<Backend<float>> cpu, gpu, gpu32;
+};
+
+TEST_F(CudaParity, Gemm) {
+  const int M = 37, N = 53, K = 71, pad = 3;
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb)
+      for (float beta : {0.0f, 0.3f})
+        for (int tf32 = 0; tf32 < 2; ++tf32) {
+          Backend<float>& g = tf32 ? *gpu : *gpu32;
+          // Row-major with padded leading dimensions: A is (M,K) or (K,M), B (K,N) or (N,K).
+          const int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
+          const size_t na = static_cast<size_t>(ta ? K : M) * lda;
+          const size_t nb = static_cast<size_t>(tb ? N : K) * ldb;
+          const size_t nc = static_cast<size_t>(M) * ldc;
+          Twin A(*cpu, g, randn(na, 1)), B(*cpu, g, randn(nb, 2)), C(*cpu, g, randn(nc, 3));
+          cpu->gemm(ta, tb, M, N, K, 0.7f, A.c, lda, B.c, ldb, beta, C.c, ldc);
+          g.gemm(ta, tb, M, N, K, 0.7f, A.g, lda, B.g, ldb, beta, C.g, ldc);
+          C.check("gemm ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) +
+                      " beta=" + std::to_string(beta).substr(0, 3) + (tf32 ? " tf32" : " fp32"),
+                  tf32 ? kTf32 : kFp32Gemm);
+        }
+  // A model-sized one (the LM head's shape).
+  const int M2 = 512, N2 = 256, K2 = 128;
+  Twin A(*cpu, *gpu, randn(size_t(M2) * K2, 4)), B(*cpu, *gpu, randn(size_t(N2) * K2, 5));
+  Twin C(*cpu, *gpu, size_t(M2) * N2);
+  cpu->gemm(false, true, M2, N2, K2, 1.0f, A.c, K2, B.c, K2, 0.0f, C.c, N2);
+  gpu->gemm(false, true, M2, N2, K2, 1.0f, A.g, K2, B.g, K2, 0.0f, C.g, N2);
+  C.check("gemm 512x256x128 tf32", kTf32);
+}
+
+TEST_F(CudaParity, Embedding) {
+  const int B = 3, T = 37, C = 72, V = 256;
+  const auto tok = rand_tokens(size_t(B) * T, 1, V);
+  TwinTokens t(*cpu, *gpu, tok);
+  Twin wte(*cpu, *gpu, randn(size_t(V) * C, 1)), wpe(*cpu, *gpu, randn(size_t(T) * C, 2));
+  Twin out(*cpu, *gpu, size_t(B) * T * C);
+  cpu->embedding_fwd(out.c, t.c, wte.c, wpe.c, B, T, C);
+  gpu->embedding_fwd(out.g, t.g, wte.g, wpe.g, B, T, C);
+  out.check("embedding_fwd", kElem);
+  // Backward accumulates into existing gradients.
+  Twin dout(*cpu, *gpu, randn(size_t(B) * T * C, 3));
+  Twin dwte(*cpu, *gpu, randn(size_t(V) * C, 4)), dwpe(*cpu, *gpu, randn(size_t(T) * C, 5));
+  cpu->embedding_bwd(dwte.c, dwpe.c, dout.c, t.c, B, T, C);
+  gpu->embedding_bwd(dwte.g, dwpe.g, dout.g, t.g, B, T, C);
+  dwte.check("embedding_bwd dwte", kElem);
+  dwpe.check("embedding_bwd dwpe", kElem);
+}
+
+TEST_F(CudaParity, LayerNorm) {
+  for (int C : {72, 128, 500}) {
+    const int N = 131;
+    auto x = randn(size_t(N) * C, 1, 2.0f);
+    for (size_t i = 0; i < x.size(); ++i) x[i] += 0.5f;  // non-zero mean
+    Twin inp(*cpu, *gpu, x), w(*cpu, *gpu, randn(C, 2)), b(*cpu, *gpu, randn(C, 3));
+    Twin out(*cpu, *gpu, size_t(N) * C), mean(*cpu, *gpu, N), rstd(*cpu, *gpu, N);
+    cpu->layernorm_fwd(out.c, mean.c, rstd.c, inp.c, w.c, b.c, N, C);
+    gpu->layernorm_fwd(out.g, mean.g, rstd.g, inp.g, w.g, b.g, N, C);
+    const std::string s = " C=" + std::to_string(C);
+    out.check("layernorm_fwd out" + s, kElem);
+    mean.check("layernorm_fwd mean" + s, kElem);
+    rstd.check("layernorm_fwd rstd" + s, kElem);
+    Twin dout(*cpu, *gpu, randn(size_t(N) * C, 4));
+    Twin dinp(*cpu, *gpu, randn(size_t(N) * C, 5)), dw(*cpu, *gpu, randn(C, 6)),
+        db(*cpu, *gpu, randn(C, 7));
+    cpu->layernorm_bwd(dinp.c, dw.c, db.c, dout.c, inp.c, w.c, mean.c, rstd.c, N, C);
+    gpu->layernorm_bwd(dinp.g, dw.g, db.g, dout.g, inp.g, w.g, mean.g, rstd.g, N, C);
+    dinp.check("layernorm_bwd dinp" + s, kElem);
+    dw.check("layernorm_bwd dw" + s, kElem);
+    db.check("layernorm_bwd db" + s, kElem);
+  }
+}
+
+TEST_F(CudaParity, BiasAddAccumulate) {
+  for (int N : {1, 131, 4099}) {
+    const int C = 200;
+    const std::string s = " N=" + std::to_string(N);
+    Twin y(*cpu, *gpu, randn(size_t(N) * C, 1)), bias(*cpu, *gpu, randn(C, 2));
+    cpu->add_bias(y.c, bias.c, N, C);
+    gpu->add_bias(y.g, bias.g, N, C);
+    y.check("add_bias" + s, kElem);
+    Twin db(*cpu, *gpu, randn(C, 3));
+    cpu->bias_grad(db.c, y.c, N, C);
+    gpu->bias_grad(db.g, y.g, N, C);
+    db.check("bias_grad" + s, kElem);
+  }
+  const size_t n = 100003;
+  Twin a(*cpu, *gpu, randn(n, 4)), b(*cpu, *gpu, randn(n, 5)), out(*cpu, *gpu, n);
+  cpu->add(out.c, a.c, b.c, n);
+  gpu->add(out.g, a.g, b.g, n);
+  out.check("add", kElem);
+  cpu->add(a.c, a.c, b.c, n);  // out aliases a
+  gpu->add(a.g, a.g, b.g, n);
+  a.check("add (aliased)", kElem);
+  cpu->accumulate(b.c, out.c, n);
+  gpu->accumulate(b.g, out.g, n);
+  b.check("accumulate", kElem);
+  // copy with overlapping ranges (memmove semantics) and zero.
+  cpu->copy(b.c + 10, b.c, n - 10);
+  gpu->copy(b.g + 10, b.g, n - 10);
+  b.check("copy (overlapping)", kElem);
+  cpu->zero(b.c + 5, 100);
+  gpu->zero(b.g + 5, 100);
+  b.check("zero", kElem);
+}
+
+TEST_F(CudaParity, Gelu) {
+  const size_t n = 65537;
+  Twin inp(*cpu, *gpu, randn(n, 1, 3.0f)), out(*cpu, *gpu, n);
+  cpu->gelu_fwd(out.c, inp.c, n);
+  gpu->gelu_fwd(out.g, inp.g, n);
+  out.check("gelu_fwd", kElem);
+  Twin d(*cpu, *gpu, randn(n, 2));
+  cpu->gelu_bwd(d.c, inp.c, d.c, n);  // in place, as the model calls it
+  gpu->gelu_bwd(d.g, inp.g, d.g, n);
+  d.check("gelu_bwd (in place)", kElem);
+}
+
+// B >= H batches over sequences, B < H over heads: both paths run.
+TEST_F(CudaParity, Attention) {
+  struct Shape {
+    int B, T, H, hd;
+  };
+  for (const Shape sh : {Shape{2, 37, 3, 16}, Shape{5, 67, 2, 8}, Shape{1, 128, 4, 32}})
+    for (int tf32 = 0; tf32 < 2; ++tf32) {
+      Backend<float>& g = tf32 ? *gpu : *gpu32;
+      const double tol = tf32 ? kTf32 : 1e-5;
+      const int B = sh.B, T = sh.T, H = sh.H, hd = sh.hd;
+      const size_t N = size_t(B) * T, Hh = size_t(H) * hd, natt = size_t(B) * H * T * T;
+      const std::string s = " B=" + std::to_string(B) + " T=" + std::to_string(T) +
+                            " H=" + std::to_string(H) + " hd=" + std::to_string(hd) +
+                            (tf32 ? " tf32" : " fp32");
+      Twin qkv(*cpu, g, randn(N * 3 * Hh, 1)), out(*cpu, g, N * Hh), att(*cpu, g, natt);
+      cpu->attention_fwd(out.c, att.c, qkv.c, B, T, H, hd);
+      g.attention_fwd(out.g, att.g, qkv.g, B, T, H, hd);
+      att.check("attention_fwd att" + s, tol);
+      out.check("attention_fwd out" + s, tol);
+      Twin dout(*cpu, g, randn(N * Hh, 2)), dqkv(*cpu, g, randn(N * 3 * Hh, 3));
+      Twin scratch(*cpu, g, natt);
+      cpu->attention_bwd(dqkv.c, scratch.c, dout.c, qkv.c, att.c, B, T, H, hd);
+      g.attention_bwd(dqkv.g, scratch.g, dout.g, qkv.g, att.g, B, T, H, hd);
+      dqkv.check("attention_bwd dqkv" + s, tol);
+    }
+}
+
+TEST_F(CudaParity, SoftmaxXent) {
+  for (int V : {256, 300, 2000}) {
+    const int N = 97;
+    const std::string s = " V=" + std::to_string(V);
+    TwinTokens tgt(*cpu, *gpu, rand_tokens(N, 2, V));
+    Twin logits(*cpu, *gpu, randn(size_t(N) * V, 1, 3.0f)), losses(*cpu, *gpu, N);
+    const float scale = 1.0f / N;
+    const double sc = cpu->softmax_xent(logits.c, losses.c, tgt.c, N, V, scale);
+    const double sg = gpu->softmax_xent(logits.g, losses.g, tgt.g, N, V, scale);
+    logits.check("softmax_xent dlogits" + s, kElem);
+    losses.check("softmax_xent losses" + s, kElem);
+    std::printf("  softmax_xent sum%s gpu %.9g cpu %.9g\n", s.c_str(), sg, sc);
+    EXPECT_TRUE(std::isfinite(sg));
+    EXPECT_LT(std::abs(sg - sc) / std::abs(sc), kElem) << s;
+  }
+}
+
+TEST_F(CudaParity, Adam) {
+  const size_t n = 50001;
+  Twin p(*cpu, *gpu, randn(n, 1)), m(*cpu, *gpu, n), v(*cpu, *gpu, n);
+  for (int64_t t = 1; t <= 3; ++t) {
+    Twin g(*cpu, *gpu, randn(n, 10 + t, 0.01f));
+    cpu->adam(p.c, g.c, m.c, v.c, n, 3e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, t);
+    gpu->adam(p.g, g.g, m.g, v.g, n, 3e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, t);
+  }
+  p.check("adam p", kElem);
+  m.check("adam m", kElem);
+  v.check("adam v", kElem);
+}
+
+TEST_F(CudaParity, SingleRankDcCommIsNoOp) {
+  auto dc = make_nccl_dc_comm(MPI_COMM_NULL, 0);
+  EXPECT_EQ(dc->size(), 1);
+  Twin x(*cpu, *gpu, randn(1000, 1));
+  dc->allreduce_sum(x.g, 1000);
+  x.check("dc allreduce (size 1)", 1e-12);
+}
+
+// ---- 20 training steps: per-step loss within 1e-3 relative (FP32 math; TF32 looser) ----
+
+// Byte-level text with structure, so that the loss falls visibly in 20 steps.
+void text_batch(int step, int B, int T, std::vector<int32_t>& tok, std::vector<int32_t>& tgt) {
+  static const std::string text =
+      "It was the best of times, it was the worst of times, it was the age of wisdom, it was "
+      "the age of foolishness, it was the epoch of belief, it was the epoch of incredulity, it "
+      "was the season of Light, it was the season of Darkness, it was the spring of hope, it was "
+      "the winter of despair. ";
+  tok.resize(size_t(B) * T);
+  tgt.resize(size_t(B) * T);
+  for (int b = 0; b < B; ++b) {
+    const size_t start = hash3(5, step, b) % text.size();
+    for (int t = 0; t < T; ++t) {
+      tok[size_t(b) * T + t] = static_cast<unsigned char>(text[(start + t) % text.size()]);
+      tgt[size_t(b) * T + t] = static_cast<unsigned char>(text[(start + t + 1) % text.size()]);
+    }
+  }
+}
+
+std::vector<double> train(Backend<float>& be, DcComm<float>& dc, int steps,
+                          std::vector<float>* final_params) {
+  ModelConfig m;
+  m.layers = 2;
+  m.d_model = 64;
+  m.heads = 4;
+  m.d_ff = 256;
+  m.seq_len = 32;
+  m.vocab = 256;
+  m.init_std = 0.02;
+  const Layout l = make_layout(m, shard_specs(m, {1.0})[0]);
+  ParamSet<float> ps(be, l);
+  const auto full = init_full<float>(l, 1234, 0);
+  const std::vector<float> zeros(full.size(), 0.0f);
+  ps.load_full(full, zeros, zeros);
+  Transformer<float> model(be, dc);
+  std::vector<double> losses;
+  std::vector<int32_t> tok, tgt;
+  const int B = 4;
+  for (int s = 0; s < steps; ++s) {
+    text_batch(s, B, m.seq_len, tok, tgt);
+    losses.push_back(model.forward_backward(ps, tok.data(), tgt.data(), B));
+    // lr 1e-3: at 3e-3 this model has loss spikes that amplify a 1e-6 relative perturbation of
+    // the initial weights ~300-fold by step 20 (measured on the CPU backend); at 1e-3 it stays
+    // below 1e-6, so the comparison measures the backend, not the chaos of training.
+    be.adam(ps.params, ps.grads, ps.adam_m, ps.adam_v, l.shard_total, 1e-3f, 0.9f, 0.95f, 1e-8f,
+            0.0f, ++ps.adam_t);
+  }
+  be.synchronize();
+  std::vector<float> mm, vv;
+  ps.shard_to_host(*final_params, mm, vv);
+  return losses;
+}
+
+TEST_F(CudaParity, TwentyTrainingSteps) {
+  const int steps = 20;
+  auto dc_cpu = make_mpi_dc_comm<float>(MPI_COMM_NULL);
+  auto dc_gpu = make_nccl_dc_comm(MPI_COMM_NULL, 0);
+  std::vector<float> p_cpu, p_gpu32, p_gpu;
+  const auto l_cpu = train(*cpu, *dc_cpu, steps, &p_cpu);
+  const auto l_gpu32 = train(*gpu32, *dc_gpu, steps, &p_gpu32);
+  const auto l_gpu = train(*gpu, *dc_gpu, steps, &p_gpu);
+  double worst32 = 0, worst = 0;
+  std::printf("  step   cpu loss    gpu fp32    gpu tf32\n");
+  for (int s = 0; s < steps; ++s) {
+    std::printf("  %4d  %.6f  %.6f  %.6f\n", s, l_cpu[s], l_gpu32[s], l_gpu[s]);
+    EXPECT_TRUE(std::isfinite(l_gpu32[s]) && std::isfinite(l_gpu[s])) << s;
+    worst32 = std::max(worst32, std::abs(l_gpu32[s] - l_cpu[s]) / std::abs(l_cpu[s]));
+    worst = std::max(worst, std::abs(l_gpu[s] - l_cpu[s]) / std::abs(l_cpu[s]));
+  }
+  std::printf("  worst relative loss difference: fp32 %.3e, tf32 %.3e\n", worst32, worst);
+  EXPECT_LT(worst32, 1e-3);
+  EXPECT_LT(worst, 1e-2);
+  EXPECT_LT(l_cpu.back(), l_cpu.front() - 0.5) << "the reference did not learn";  // 5.54 -> 3.50
+  EXPECT_LT(l_gpu.back(), l_gpu.front() - 0.5);
+  compare("params after 20 steps, fp32", p_gpu32, p_cpu, 1e-2);
+  compare("params after 20 steps, tf32", p_gpu, p_cpu, 5e-2);
+}
+
+}  // namespace
+
+#else  // STRAIT_HAVE_CUDA
+
+TEST(CudaParity, NotBuilt) {
+  GTEST_SKIP() << "built without the CUDA backend (STRAIT_HAVE_CUDA=0); cuda_devices() = "
+               << strait::cuda_devices();
+}
+
+#endif  // STRAIT_HAVE_CUDA
+
+// Exit 77 (CTest's SKIP_RETURN_CODE for this test) when nothing could run for want of a GPU,
+// so a machine without one reports the parity tests as skipped, not passed.
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  const int rc = RUN_ALL_TESTS();
+  if (rc == 0 && strait::cuda_devices() == 0) return 77;
+  return rc;
+}
