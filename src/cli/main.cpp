@@ -3,10 +3,11 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "core/version.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"strait: train transformers across emulated datacenters joined by slow WAN links"};
-  app.set_version_flag("--version", std::string(STRAIT_VERSION) + " (" + STRAIT_GIT_COMMIT + ")");
+  app.set_version_flag("--version", std::string(strait::version()) + " (" + strait::commit() + ")");
   app.require_subcommand(1);
 
   strait::TrainArgs t;
@@ -27,6 +28,24 @@ int main(int argc, char** argv) {
   auto* report = app.add_subcommand("report", "Summarise a finished or running trace");
   report->add_option("trace", trace, "Trace file (.h5)")->required();
 
+  strait::LinksArgs l;
+  auto* links = app.add_subcommand("links", "Write [[datacenter]]/[[link]] tables from measured "
+                                            "inter-region CSVs (docs/links.md; no MPI)");
+  links->add_option("--throughput", l.throughput, "CSV src_region,dst_region,gbps")->required();
+  links->add_option("--rtt", l.rtt, "CSV src_region,dst_region,avg_rtt_ms (latency = RTT/2)");
+  links->add_option("--regions", l.regions, "Region ids, comma-separated, in rank order")
+      ->required()->delimiter(',');
+  links->add_option("--names", l.names, "Datacenter names, one per region (default: sanitised ids)")
+      ->delimiter(',');
+  links->add_option("--ranks", l.ranks, "Ranks per datacenter: one value, or one per region (default 1)")
+      ->delimiter(',');
+  links->add_option("--out", l.out, "Output file (default: stdout)");
+  links->add_flag("--force", l.force, "Overwrite an existing --out file");
+  links->add_flag("--symmetric-fill", l.symmetric_fill,
+                  "A missing direction takes the reverse direction's value (marked in a comment)");
+  links->add_option("--attribution", l.attribution,
+                    "Data source/licence line for the header (default: the Skyplane attribution)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -37,5 +56,6 @@ int main(int argc, char** argv) {
   if (*train) return strait::cmd_train(t);
   if (*validate) return strait::cmd_validate(vconfig, vsets);
   if (*report) return strait::cmd_report(trace);
+  if (*links) return strait::cmd_links(l);
   return 2;
 }

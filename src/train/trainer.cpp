@@ -21,6 +21,7 @@
 #include "core/apportion.hpp"
 #include "core/check.hpp"
 #include "core/timer.hpp"
+#include "core/version.hpp"
 #include "data/corpus.hpp"
 #include "model/transformer.hpp"
 #include "net/transport.hpp"
@@ -244,8 +245,8 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
     RunMeta meta;
     meta.config_text = cfg.source_text;
     meta.config_file = cfg.source_file;
-    meta.version = STRAIT_VERSION;
-    meta.commit = STRAIT_GIT_COMMIT;
+    meta.version = version();
+    meta.commit = commit();
     meta.start_time = iso_now();
     meta.run_name = cfg.run_name;
     meta.hosts = hosts;
@@ -282,7 +283,7 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
 
   const double entropy_nats = corpus.entropy_bits * 0.6931471805599453;
   if (say) {
-    std::printf("strait %s (%s) | config %s | run %s\n", STRAIT_VERSION, STRAIT_GIT_COMMIT,
+    std::printf("strait %s (%s) | config %s | run %s\n", version(), commit(),
                 cfg.source_file.c_str(), cfg.run_name.c_str());
     std::printf("model: %d layers, d_model %d, %d heads, d_ff %d, seq_len %d, %d expert(s), %lld "
                 "parameters each\n",
