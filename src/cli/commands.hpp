@@ -18,4 +18,19 @@ int cmd_train(const TrainArgs& args);                          // needs MPI (mpi
 int cmd_validate(const std::string& config, const std::vector<std::string>& sets);  // no MPI
 int cmd_report(const std::string& trace_path);                 // no MPI
 
+// `strait links`: a link matrix from measured inter-region CSVs, as config tables (no MPI).
+struct LinksArgs {
+  std::string throughput;            // CSV src_region,dst_region,gbps
+  std::string rtt;                   // CSV src_region,dst_region,avg_rtt_ms (empty: none given)
+  std::vector<std::string> regions;  // region ids, in world-rank order
+  std::vector<std::string> names;    // DC names, one per region (empty: sanitised ids)
+  std::vector<int> ranks;            // one value for all, or one per region (empty: 1 each)
+  std::string out;                   // output file (empty: stdout)
+  std::string attribution;           // header data line (empty: the Skyplane attribution)
+  bool symmetric_fill = false;
+  bool force = false;
+};
+
+int cmd_links(const LinksArgs& args);                          // no MPI
+
 }  // namespace strait

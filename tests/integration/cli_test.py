@@ -239,5 +239,77 @@ def case_sigterm_resume():
     check(np.array_equal(fsteps["loss"][nxt:], rsteps["loss"]), "resumed losses equal the uninterrupted run's")
 
 
+def case_links():
+    # `strait links` on the Skyplane subset: TOML that parses, values equal to the CSV rows,
+    # accepted by `strait validate` with a small model; errors exit 2; the shipped configs
+    # hold exactly what the command recorded in their header generates.
+    import csv
+    import shlex
+    import tomllib
+    data = os.path.join(SRC, "configs", "data")
+    thr = os.path.join(data, "skyplane-throughput-subset.csv")
+    rtt = os.path.join(data, "skyplane-rtt-subset.csv")
+    regions = ["aws:us-east-1", "aws:eu-west-1", "aws:ap-northeast-1"]
+    p = subprocess.run([STRAIT, "links", "--throughput", thr, "--rtt", rtt, "--regions", ",".join(regions),
+                        "--names", "east,eu,asia", "--ranks", "2,1,1"], capture_output=True, text=True)
+    check(p.returncode == 0, f"strait links exits 0 ({p.stderr.strip()[:200]})")
+    check("Skyplane project, skyplane-project/skyplane, Apache-2.0" in p.stdout, "header carries the attribution")
+    check("# command:    strait links --throughput" in p.stdout, "header records the command")
+    doc = tomllib.loads(p.stdout)
+    check([d["name"] for d in doc["datacenter"]] == ["east", "eu", "asia"], "three datacenters, in order")
+    check([d["ranks"] for d in doc["datacenter"]] == [2, 1, 1], "ranks 2, 1, 1")
+    check(len(doc["link"]) == 6, "six directed links")
+    gbps = {(r["src_region"], r["dst_region"]): float(r["gbps"]) for r in csv.DictReader(open(thr))}
+    rtt_ms = {(r["src_region"], r["dst_region"]): float(r["avg_rtt_ms"]) for r in csv.DictReader(open(rtt))}
+    by_name = dict(zip(["east", "eu", "asia"], regions))
+    for link in doc["link"]:
+        pair = (by_name[link["from"]], by_name[link["to"]])
+        check(link["capacity_gbps"] == gbps[pair] and link["latency_ms"] == rtt_ms[pair] / 2,
+              f"{pair}: capacity = CSV gbps, latency = avg_rtt_ms / 2")
+    cfg = os.path.join(TMP, "links.toml")
+    with open(cfg, "w") as f:
+        f.write(p.stdout + "\n[model]\nlayers = 1\nd_model = 16\nheads = 2\nd_ff = 32\nseq_len = 8\n"
+                "[train]\nglobal_batch = 4\n")
+    v = subprocess.run([STRAIT, "validate", "--config", cfg], capture_output=True, text=True)
+    check(v.returncode == 0 and "links: 6" in v.stdout and "42.468" in v.stdout,
+          f"strait validate accepts it ({v.stderr.strip()[:200]})")
+    # --out and --force.
+    out = os.path.join(TMP, "frag.toml")
+    base = [STRAIT, "links", "--throughput", thr, "--rtt", rtt, "--regions", "aws:us-east-1,azure:westus"]
+    check(subprocess.run(base + ["--out", out], capture_output=True).returncode == 0 and os.path.exists(out),
+          "--out writes the file")
+    e = subprocess.run(base + ["--out", out], capture_output=True, text=True)
+    check(e.returncode == 2 and "--force" in e.stderr, "an existing --out is kept without --force")
+    check(subprocess.run(base + ["--out", out, "--force"], capture_output=True).returncode == 0, "--force overwrites")
+    check('name = "aws_us_east_1"' in open(out).read(), "default names are sanitised region ids")
+    # Errors: exit 2, one line "strait: links: ...".
+    bad = os.path.join(TMP, "bad.csv")
+    with open(bad, "w") as f:
+        f.write("src_region,dst_region,gbps\naws:us-east-1,azure:westus,fast\n")
+    for what, argv, needle in [
+        ("unknown region", ["--throughput", thr, "--rtt", rtt, "--regions", "aws:us-east-9,aws:eu-west-1"],
+         "close names: aws:us-east-1"),
+        ("no --rtt", ["--throughput", thr, "--regions", "aws:us-east-1,aws:eu-west-1"], "--rtt"),
+        ("bad number", ["--throughput", bad, "--rtt", rtt, "--regions", "aws:us-east-1,azure:westus"], "bad.csv:2:"),
+    ]:
+        e = subprocess.run([STRAIT, "links"] + argv, capture_output=True, text=True)
+        check(e.returncode == 2 and e.stderr.startswith("strait: links: ") and needle in e.stderr,
+              f"{what}: exit 2 and '{needle}' ({e.stderr.strip()[:200]})")
+    # The shipped configs: valid, and their tables are what their recorded command generates.
+    for name in ("us-eu-asia", "mesh6"):
+        path = os.path.join(SRC, "configs", name + ".toml")
+        v = subprocess.run([STRAIT, "validate", "--config", path], capture_output=True, text=True)
+        check(v.returncode == 0, f"{name}.toml validates ({v.stderr.strip()[:200]})")
+        text = open(path).read()
+        cmd = [l for l in text.splitlines() if l.startswith("# command:")][0].split(":", 1)[1].strip()
+        argv = shlex.split(cmd)
+        check(argv[:2] == ["strait", "links"], f"{name}.toml records its strait links command")
+        g = subprocess.run([STRAIT] + argv[1:], capture_output=True, text=True, cwd=SRC)
+        check(g.returncode == 0, f"{name}: the recorded command runs")
+        shipped, fresh = tomllib.loads(text), tomllib.loads(g.stdout)
+        check(shipped["link"] == fresh["link"] and shipped["datacenter"] == fresh["datacenter"],
+              f"{name}: [[datacenter]] and [[link]] equal the regenerated ones")
+
+
 globals()["case_" + args.case]()
 print("1 passed, 0 failed")
