@@ -6,7 +6,7 @@ CONFIG ?= configs/default.toml
 NP ?= $(shell /usr/bin/python3 scripts/world-size.py $(CONFIG) 2>/dev/null || echo 4)
 MPIRUN = scripts/mpirun-local
 
-.PHONY: all deps configure build run test bench clean
+.PHONY: all deps configure build run test bench bench-compute bench-links clean
 
 all: build
 
@@ -25,8 +25,13 @@ run: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure --timeout 900
 
-bench: build
+bench: bench-compute bench-links
+
+bench-compute: build
 	@bash scripts/bench-compute.sh $(BUILD)
+
+bench-links: build
+	@bash scripts/bench-links.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

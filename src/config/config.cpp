@@ -36,6 +36,13 @@ int Config::first_rank_of_dc(int dc) const {
   return first;
 }
 
+const char* LinkConfig::schedule_kind() const {
+  if (!schedule.empty()) return "piecewise";
+  if (has_step) return "step";
+  if (!markov_factors.empty()) return "markov";
+  return "constant";
+}
+
 long long parameter_count(const ModelConfig& m) {
   const long long V = m.vocab, C = m.d_model, T = m.seq_len, F = m.d_ff, L = m.layers;
   // per layer: ln1 (2C), qkv (3C*C + 3C), attention out (C*C + C), ln2 (2C),

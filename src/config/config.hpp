@@ -24,10 +24,44 @@ struct DatacenterConfig {
   bool split_even = true;     // true when the config said "even" (split then holds 1/ranks each)
 };
 
+// One row of a piecewise link schedule CSV (time_s,capacity_gbps,latency_ms): from t_s on (scenario
+// seconds, before time scaling) the link has this capacity and one-way latency.
+struct ScheduleRow {
+  double t_s = 0, capacity_gbps = 0, latency_ms = 0;
+};
+
+// A directed link. Its capacity and latency follow at most one schedule: none (constant), a
+// piecewise CSV, one step change, or a Markov-modulated congestion process. All times here are
+// scenario times; network.time_scale stretches them (src/net/schedule.hpp, make_link_schedule).
 struct LinkConfig {
   std::string from, to;       // datacenter names
   double capacity_gbps = 1.0; // > 0
   double latency_ms = 10.0;   // >= 0
+  double jitter_ms = 0.0;     // >= 0: uniform extra delay in [0, jitter_ms] per chunk
+
+  std::string schedule_path;          // piecewise CSV, resolved against the config's folder
+  std::vector<ScheduleRow> schedule;  // its rows, read and checked when the config loads
+
+  bool has_step = false;              // step_at_s, step_capacity_gbps, step_latency_ms given
+  double step_at_s = 0, step_capacity_gbps = 0, step_latency_ms = 0;
+
+  std::vector<double> markov_factors;                  // empty: no Markov process
+  std::vector<std::vector<double>> markov_transition;  // row-stochastic, size factors²
+  double markov_dwell_s = 0;                           // > 0 with factors
+  uint64_t markov_seed = 0;
+
+  // "constant", "piecewise", "step" or "markov".
+  const char* schedule_kind() const;
+};
+
+struct NetworkConfig {
+  std::string shaper = "software";   // "software" | "none" (raw MPI, e.g. under the tc launcher)
+  double time_scale = 1.0;           // > 0: run capacity = capacity / s, latency (and time) × s
+  long long chunk_bytes = 256 * 1024;  // chunk size of shaped transfers (network.chunk_kib · 1024)
+  double default_capacity_gbps = 1.0;
+  double default_latency_ms = 10.0;
+  double default_jitter_ms = 0.0;
+  bool full_mesh = true;             // false: every ordered pair must be a [[link]]
 };
 
 struct ModelConfig {
@@ -85,6 +119,7 @@ struct Config {
   std::string backend = "cpu"; // "cpu" | "cuda" | "auto"
   double memory_limit_gb = 0;  // 0: MemTotal of this machine
   std::vector<DatacenterConfig> datacenters;
+  NetworkConfig network;
   std::vector<LinkConfig> links;  // every ordered pair of distinct DCs, after defaults
   ModelConfig model;
   TrainConfig train;
@@ -115,6 +150,13 @@ double memory_limit_bytes(const Config& cfg);
 // Throws ConfigError "<file>: datacenter: the datacenters have N ranks in all but the job has M;
 // expected mpirun -np N" when the MPI world does not match the config.
 void check_world_size(const Config& cfg, int actual_world_size);
+
+// Reads a link schedule CSV: a header line "time_s,capacity_gbps,latency_ms", then one row per
+// change, times ascending from 0, capacity > 0, latency >= 0 (blank lines and lines starting
+// with '#' are skipped). Throws ConfigError "<csv>:<line>: <key>: <what>; expected <what>",
+// where <key> names the config key that points at the file (e.g. "link.0.schedule").
+std::vector<ScheduleRow> read_schedule_csv(const std::string& path,
+                                           const std::string& key = "schedule");
 
 // The policy names [control] accepts for a slot ("forecaster", "balancer", "path_selector",
 // "sync_planner", "overlap"); empty for an unknown slot. Add a name here when a policy lands.

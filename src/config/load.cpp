@@ -32,8 +32,11 @@ const std::map<std::string, std::vector<std::string>>& schema() {
             "checkpoint"}},
       {"run", {"name", "out_dir", "backend", "memory_limit_gb"}},
       {"datacenter", {"name", "ranks", "speed", "split"}},
-      {"network", {"default_capacity_gbps", "default_latency_ms"}},
-      {"link", {"from", "to", "capacity_gbps", "latency_ms"}},
+      {"network", {"shaper", "time_scale", "chunk_kib", "default_capacity_gbps",
+                   "default_latency_ms", "default_jitter_ms", "full_mesh"}},
+      {"link", {"from", "to", "capacity_gbps", "latency_ms", "jitter_ms", "schedule", "step_at_s",
+                "step_capacity_gbps", "step_latency_ms", "markov_factors", "markov_transition",
+                "markov_dwell_s", "markov_seed"}},
       {"model", {"layers", "d_model", "heads", "d_ff", "seq_len", "vocab", "experts", "init_std"}},
       {"train", {"global_batch", "steps", "lr", "beta1", "beta2", "eps", "weight_decay", "seed",
                  "corpus", "batch_shares", "log_every"}},
@@ -48,7 +51,8 @@ const std::map<std::string, std::vector<std::string>>& schema() {
 const std::set<std::string> kArraysOfTables = {"datacenter", "link", "control.resplit"};
 // Keys that only take strings: a --set value for them is never parsed as another TOML type.
 const std::set<std::string> kStringKeys = {
-    "run.name", "run.out_dir", "run.backend", "datacenter.name", "link.from", "link.to",
+    "run.name", "run.out_dir", "run.backend", "datacenter.name", "network.shaper", "link.from",
+    "link.to", "link.schedule",
     "train.corpus", "control.forecaster", "control.balancer", "control.path_selector",
     "control.sync_planner", "control.overlap", "control.resplit.datacenter", "trace.path",
     "checkpoint.path"};
@@ -132,6 +136,8 @@ class Checker {
                const std::string& expected) {
     errors_.push_back(where + ": " + key + ": " + what + "; expected " + expected);
   }
+  // An error already formatted as "<where>: <key>: <what>; expected <what>" (e.g. from a CSV).
+  void fail_line(const std::string& line) { errors_.push_back(line); }
   size_t count() const { return errors_.size(); }
   void throw_if_any() const {
     if (errors_.empty()) return;
@@ -211,6 +217,18 @@ Got read_string(Checker& c, const toml::table* t, const std::string& key, const 
     return Got::bad;
   }
   out = **n->as_string();
+  return Got::ok;
+}
+
+Got read_bool(Checker& c, const toml::table* t, const std::string& key, const std::string& path,
+              bool& out) {
+  const toml::node* n = child(t, key);
+  if (!n) return Got::absent;
+  if (!n->is_boolean()) {
+    c.fail(n, path, "got " + type_phrase(*n), "true or false");
+    return Got::bad;
+  }
+  out = **n->as_boolean();
   return Got::ok;
 }
 
@@ -547,23 +565,205 @@ bool read_datacenters(Checker& c, const toml::table& root, Config& cfg) {
   return c.count() == before;
 }
 
+void read_network(Checker& c, const toml::table* net, NetworkConfig& nw) {
+  if (read_string(c, net, "shaper", "network.shaper", nw.shaper, "one of software, none") ==
+          Got::ok &&
+      nw.shaper != "software" && nw.shaper != "none")
+    c.fail(child(net, "shaper"), "network.shaper", "unknown shaper " + q(nw.shaper),
+           "one of software, none");
+  read_number(c, net, "time_scale", "network.time_scale", nw.time_scale,
+              [](double x) { return x > 0; },
+              "a number > 0 (run capacity = capacity / time_scale, latency × time_scale)");
+  long long kib = nw.chunk_bytes / 1024;
+  if (read_int(c, net, "chunk_kib", "network.chunk_kib", 1, 1048576, kib,
+               "an integer in [1, 1048576] (KiB per chunk, at most 1 GiB)") == Got::ok)
+    nw.chunk_bytes = kib * 1024;
+  read_number(c, net, "default_capacity_gbps", "network.default_capacity_gbps",
+              nw.default_capacity_gbps, [](double x) { return x > 0; }, "a number > 0 (Gbit/s)");
+  read_number(c, net, "default_latency_ms", "network.default_latency_ms", nw.default_latency_ms,
+              [](double x) { return x >= 0; }, "a number >= 0 (milliseconds)");
+  read_number(c, net, "default_jitter_ms", "network.default_jitter_ms", nw.default_jitter_ms,
+              [](double x) { return x >= 0; }, "a number >= 0 (milliseconds)");
+  read_bool(c, net, "full_mesh", "network.full_mesh", nw.full_mesh);
+}
+
+// An array of finite numbers (integers accepted); `ok` checks each element. Empty arrays are
+// returned as such (the caller decides).
+template <class Pred>
+Got read_number_array(Checker& c, const toml::node* n, const std::string& path,
+                      std::vector<double>& out, Pred ok, const std::string& expected,
+                      const std::string& what_prefix = "") {
+  if (!n) return Got::absent;
+  const toml::array* a = n->as_array();
+  if (!a) {
+    c.fail(n, path, what_prefix + "got " + type_phrase(*n), expected);
+    return Got::bad;
+  }
+  std::vector<double> v;
+  for (size_t i = 0; i < a->size(); ++i) {
+    const toml::node& e = *a->get(i);
+    const double x = e.is_integer() ? static_cast<double>(**e.as_integer())
+                     : e.is_floating_point() ? **e.as_floating_point() : NAN;
+    if (!std::isfinite(x) || !ok(x)) {
+      c.fail(n, path, what_prefix + "element " + std::to_string(i) + " is " + type_phrase(e),
+             expected);
+      return Got::bad;
+    }
+    v.push_back(x);
+  }
+  out = v;
+  return Got::ok;
+}
+
+// The schedule keys of one [[link]]: at most one of schedule / step_* / markov_*.
+void read_link_schedule(Checker& c, const toml::table* t, const std::string& p,
+                        const fs::path& config_dir, LinkConfig& link) {
+  static const char* const step_keys[] = {"step_at_s", "step_capacity_gbps", "step_latency_ms"};
+  static const char* const markov_keys[] = {"markov_factors", "markov_transition",
+                                            "markov_dwell_s", "markov_seed"};
+  std::vector<std::string> kinds;
+  if (child(t, "schedule")) kinds.push_back("schedule");
+  for (const char* k : step_keys)
+    if (child(t, k)) { kinds.push_back("step_*"); break; }
+  for (const char* k : markov_keys)
+    if (child(t, k)) { kinds.push_back("markov_*"); break; }
+  if (kinds.size() > 1) {
+    c.fail(t, p, "both " + join_list(kinds, " and ") + " keys are set",
+           "at most one schedule kind per link: schedule, step_* or markov_*");
+    return;
+  }
+  if (kinds.empty()) return;
+
+  if (kinds[0] == "schedule") {
+    const toml::node* n = child(t, "schedule");
+    const std::string expected =
+        "a path to a CSV file with the header time_s,capacity_gbps,latency_ms (relative paths "
+        "start at the config file's folder)";
+    std::string rel;
+    if (read_string(c, t, "schedule", p + ".schedule", rel, expected) != Got::ok) return;
+    if (rel.empty()) {
+      c.fail(n, p + ".schedule", "empty", expected);
+      return;
+    }
+    fs::path full(rel);
+    if (full.is_relative()) full = config_dir / full;
+    std::error_code ec;
+    if (!fs::is_regular_file(full, ec)) {
+      c.fail(n, p + ".schedule",
+             q(rel) + (full.string() != rel ? " (" + full.string() + ")" : "") +
+                 (fs::exists(full, ec) ? " is not a regular file" : " does not exist"),
+             expected);
+      return;
+    }
+    try {
+      link.schedule = read_schedule_csv(full.string(), p + ".schedule");
+      link.schedule_path = full.string();
+    } catch (const ConfigError& e) {
+      c.fail_line(e.what());
+    }
+    return;
+  }
+
+  if (kinds[0] == "step_*") {
+    const std::string together = "step_at_s, step_capacity_gbps and step_latency_ms together";
+    bool all = true;
+    for (const char* k : step_keys)
+      if (!child(t, k)) {
+        c.fail(t, p + "." + k, "missing (another step_* key is set)", together);
+        all = false;
+      }
+    bool ok = read_number(c, t, "step_at_s", p + ".step_at_s", link.step_at_s,
+                          [](double x) { return x > 0; },
+                          "a number > 0 (seconds after the start)") == Got::ok;
+    ok = read_number(c, t, "step_capacity_gbps", p + ".step_capacity_gbps",
+                     link.step_capacity_gbps, [](double x) { return x > 0; },
+                     "a number > 0 (Gbit/s)") == Got::ok && ok;
+    ok = read_number(c, t, "step_latency_ms", p + ".step_latency_ms", link.step_latency_ms,
+                     [](double x) { return x >= 0; }, "a number >= 0 (milliseconds)") == Got::ok &&
+         ok;
+    link.has_step = all && ok;
+    return;
+  }
+
+  // Markov-modulated congestion.
+  const std::string together =
+      "markov_factors, markov_transition and markov_dwell_s together (markov_seed optional)";
+  for (const char* k : {"markov_factors", "markov_transition", "markov_dwell_s"})
+    if (!child(t, k)) c.fail(t, p + "." + k, "missing (another markov_* key is set)", together);
+  std::vector<double> factors;
+  const std::string fexp =
+      "a non-empty array of numbers > 0 (capacity multipliers, one per congestion state)";
+  const Got fgot = read_number_array(c, child(t, "markov_factors"), p + ".markov_factors",
+                                     factors, [](double x) { return x > 0; }, fexp);
+  if (fgot == Got::ok && factors.empty())
+    c.fail(child(t, "markov_factors"), p + ".markov_factors", "empty", fexp);
+  read_number(c, t, "markov_dwell_s", p + ".markov_dwell_s", link.markov_dwell_s,
+              [](double x) { return x > 0; }, "a number > 0 (seconds per congestion state)");
+  read_int(c, t, "markov_seed", p + ".markov_seed", 0, LLONG_MAX, link.markov_seed);
+  const toml::node* tn = child(t, "markov_transition");
+  if (!tn || fgot != Got::ok || factors.empty()) return;
+  const size_t K = factors.size();
+  const std::string texp = "a square array of " + count(static_cast<long long>(K), "row") +
+                           " of " + count(static_cast<long long>(K), "number") +
+                           " in [0, 1] (one per markov factor), each row summing to 1 within 1e-6";
+  const toml::array* ta = tn->as_array();
+  if (!ta) {
+    c.fail(tn, p + ".markov_transition", "got " + type_phrase(*tn), texp);
+    return;
+  }
+  if (ta->size() != K) {
+    c.fail(tn, p + ".markov_transition", count(static_cast<long long>(ta->size()), "row") +
+                                             " for " + count(static_cast<long long>(K), "factor"),
+           texp);
+    return;
+  }
+  std::vector<std::vector<double>> m;
+  for (size_t i = 0; i < K; ++i) {
+    const std::string rp = p + ".markov_transition";
+    std::vector<double> row;
+    if (read_number_array(c, ta->get(i), rp, row, [](double x) { return x >= 0 && x <= 1; },
+                          texp, "row " + std::to_string(i) + ": ") != Got::ok)
+      return;
+    if (row.size() != K) {
+      c.fail(tn, rp, "row " + std::to_string(i) + " has " +
+                         count(static_cast<long long>(row.size()), "number"), texp);
+      return;
+    }
+    double sum = 0;
+    for (double x : row) sum += x;
+    if (std::fabs(sum - 1.0) > kSumTolerance) {
+      c.fail(tn, rp, "row " + std::to_string(i) + " " + num_list(row) + " sums to " + num(sum),
+             texp);
+      return;
+    }
+    m.push_back(row);
+  }
+  if (!child(t, "markov_dwell_s")) return;
+  link.markov_factors = factors;
+  link.markov_transition = m;
+}
+
 void read_links(Checker& c, const toml::table& root, Config& cfg) {
   const toml::table* net = child_table(&root, "network");
-  double cap = 1.0, lat = 10.0;
-  read_number(c, net, "default_capacity_gbps", "network.default_capacity_gbps", cap,
-              [](double x) { return x > 0; }, "a number > 0 (Gbit/s)");
-  read_number(c, net, "default_latency_ms", "network.default_latency_ms", lat,
-              [](double x) { return x >= 0; }, "a number >= 0 (milliseconds)");
+  const NetworkConfig& nw = cfg.network;
+  const double cap = nw.default_capacity_gbps, lat = nw.default_latency_ms;
+  const fs::path config_dir = fs::path(cfg.source_file).parent_path();
   const size_t N = cfg.datacenters.size();
   auto index_of = [&](const std::string& name) -> int {
     for (size_t d = 0; d < N; ++d)
       if (cfg.datacenters[d].name == name) return static_cast<int>(d);
     return -1;
   };
+  auto make = [&](const std::string& from, const std::string& to) {
+    LinkConfig l;
+    l.from = from, l.to = to, l.capacity_gbps = cap, l.latency_ms = lat;
+    l.jitter_ms = nw.default_jitter_ms;
+    return l;
+  };
   std::vector<LinkConfig> grid(N * N);
   for (size_t i = 0; i < N; ++i)
     for (size_t j = 0; j < N; ++j)
-      grid[i * N + j] = LinkConfig{cfg.datacenters[i].name, cfg.datacenters[j].name, cap, lat};
+      grid[i * N + j] = make(cfg.datacenters[i].name, cfg.datacenters[j].name);
   std::vector<const toml::node*> seen(N * N, nullptr);
 
   const toml::node* n = root.get("link");
@@ -584,11 +784,14 @@ void read_links(Checker& c, const toml::table& root, Config& cfg) {
       c.fail(child(t, "from"), p + ".from", "unknown datacenter " + q(from), known);
     if (read_string(c, t, "to", p + ".to", to, known) == Got::ok && (ti = index_of(to)) < 0)
       c.fail(child(t, "to"), p + ".to", "unknown datacenter " + q(to), known);
-    LinkConfig link{from, to, cap, lat};
+    LinkConfig link = make(from, to);
     read_number(c, t, "capacity_gbps", p + ".capacity_gbps", link.capacity_gbps,
                 [](double x) { return x > 0; }, "a number > 0 (Gbit/s)");
     read_number(c, t, "latency_ms", p + ".latency_ms", link.latency_ms,
                 [](double x) { return x >= 0; }, "a number >= 0 (milliseconds)");
+    read_number(c, t, "jitter_ms", p + ".jitter_ms", link.jitter_ms,
+                [](double x) { return x >= 0; }, "a number >= 0 (milliseconds)");
+    read_link_schedule(c, t, p, config_dir, link);
     if (fi < 0 || ti < 0) continue;
     if (fi == ti) {
       c.fail(child(t, "to"), p + ".to", "a link from " + q(from) + " to itself",
@@ -604,6 +807,16 @@ void read_links(Checker& c, const toml::table& root, Config& cfg) {
     }
     seen[k] = t;
     grid[k] = link;
+  }
+  if (!nw.full_mesh) {
+    const toml::node* fm = child(net, "full_mesh");
+    for (size_t i = 0; i < N; ++i)
+      for (size_t j = 0; j < N; ++j)
+        if (i != j && !seen[i * N + j])
+          c.fail(fm, "link", "no [[link]] from " + q(cfg.datacenters[i].name) + " to " +
+                                 q(cfg.datacenters[j].name),
+                 "a [[link]] for every ordered pair of distinct datacenters when "
+                 "network.full_mesh = false");
   }
   cfg.links.clear();
   for (size_t i = 0; i < N; ++i)
@@ -778,6 +991,74 @@ void check_memory(Checker& c, const toml::table* model_table, const Config& cfg)
 
 }  // namespace
 
+std::vector<ScheduleRow> read_schedule_csv(const std::string& path, const std::string& key) {
+  const std::string header = "time_s,capacity_gbps,latency_ms";
+  auto fail = [&](int line, const std::string& what, const std::string& expected) {
+    throw ConfigError(path + ":" + std::to_string(line) + ": " + key + ": " + what +
+                      "; expected " + expected);
+  };
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::error_code ec;
+    fail(0, fs::exists(path, ec) ? "the file cannot be read" : "the file does not exist",
+         "a readable CSV file whose first line is " + header);
+  }
+  std::vector<ScheduleRow> rows;
+  std::string text;
+  bool have_header = false;
+  int line = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (line == 1 && text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // UTF-8 BOM
+    const std::string t = trim(text);
+    if (t.empty() || t[0] == '#') continue;
+    std::vector<std::string> fields;
+    {
+      std::string f;
+      std::istringstream ss(t);
+      while (std::getline(ss, f, ',')) fields.push_back(trim(f));
+      if (t.back() == ',') fields.push_back("");
+    }
+    if (!have_header) {
+      if (join_list(fields, ",") != header)
+        fail(line, "the header is " + q(t), "the header line " + header);
+      have_header = true;
+      continue;
+    }
+    if (fields.size() != 3)
+      fail(line, count(static_cast<long long>(fields.size()), "field") + " in " + q(t),
+           "3 comma-separated numbers: " + header);
+    static const char* const names[3] = {"time_s", "capacity_gbps", "latency_ms"};
+    static const char* const units[3] = {"seconds", "Gbit/s", "milliseconds"};
+    double v[3];
+    for (int k = 0; k < 3; ++k) {
+      const char* b = fields[k].c_str();
+      char* e = nullptr;
+      v[k] = std::strtod(b, &e);
+      if (fields[k].empty() || *e != '\0' || !std::isfinite(v[k]))
+        fail(line, std::string(names[k]) + " " + q(fields[k]) + " is not a number",
+             std::string("a finite number (") + units[k] + ")");
+    }
+    if (rows.empty() && v[0] != 0)
+      fail(line, "the first row starts at time_s " + num(v[0]),
+           "time_s 0 in the first row (the schedule must cover the whole run)");
+    if (!rows.empty() && v[0] <= rows.back().t_s)
+      fail(line, "time_s " + num(v[0]) + " is not after the previous row's " +
+                     num(rows.back().t_s),
+           "time_s strictly ascending");
+    if (v[1] <= 0)
+      fail(line, "capacity_gbps " + num(v[1]) + " is out of range", "a number > 0 (Gbit/s)");
+    if (v[2] < 0)
+      fail(line, "latency_ms " + num(v[2]) + " is out of range", "a number >= 0 (milliseconds)");
+    rows.push_back(ScheduleRow{v[0], v[1], v[2]});
+  }
+  if (in.bad()) fail(line, "the file cannot be read", "a readable CSV file");
+  if (!have_header) fail(line, "no header line", "a first line " + header + ", then rows");
+  if (rows.empty()) fail(line, "no rows after the header", "at least one row, starting at time_s 0");
+  return rows;
+}
+
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
   std::string text;
   {
@@ -815,6 +1096,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
 
   read_run(c, child_table(&root, "run"), cfg);
   const bool dcs_ok = read_datacenters(c, root, cfg);
+  read_network(c, child_table(&root, "network"), cfg.network);
   if (dcs_ok) read_links(c, root, cfg);
   const toml::table* model = child_table(&root, "model");
   const bool model_ok = read_model(c, model, cfg);

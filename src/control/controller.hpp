@@ -45,6 +45,8 @@ class Controller {
   // The decision rows that describe the initial state of every slot (for the trace).
   std::vector<DecisionRow> initial_rows(int64_t step) const;
   std::string sync_strategy() const { return planner_->strategy(); }
+  // The path selector's current path per ordered pair (index src·n + dst).
+  std::vector<std::vector<int>> paths() const { return paths_->choose(topo_.num_dcs); }
 
  private:
   const Config& cfg_;

@@ -1,17 +1,48 @@
-// transport.cpp — MPI forwarding with per-link accounting.
+// transport.cpp — an event loop per execute(): post every receive up front, reserve each
+// outgoing chunk on its link when the previous chunk of the same flow has started (FIFO sharing,
+// see shaper.hpp), hand it to MPI at its delivery time, forward relayed chunks as they arrive.
 #include "net/transport.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
+#include <thread>
 
 #include "core/check.hpp"
-#include "core/timer.hpp"
 
 namespace strait {
 
-Transport::Transport(const Config& cfg) : n_(static_cast<int>(cfg.datacenters.size())) {
-  capacity_gbps_.assign(n_ * n_, 0.0);
-  latency_ms_.assign(n_ * n_, 0.0);
-  counters_.assign(n_ * n_, LinkCounters{});
+namespace {
+
+void sleep_until_run_time(const Transport& tr, double t) {
+  const double dt = t - tr.now();
+  if (dt > 0) std::this_thread::sleep_for(std::chrono::duration<double>(dt));
+}
+
+// One outgoing flow of this DC: its own transfer (from sbuf) or a relayed one (from the
+// forward buffer, chunk by chunk as receives complete).
+struct OutFlow {
+  int xi = 0, next_dc = 0, tag = 0;
+  const char* data = nullptr;
+  size_t bytes = 0, nchunks = 0;
+  std::vector<MPI_Request>* arrivals = nullptr;  // relays: receives that feed this flow
+  size_t reserved = 0;                           // chunks reserved so far
+  double prev_start = -1e300;                    // start of the last reserved chunk
+  std::vector<double> deliver;                   // per reserved chunk
+  size_t sent = 0;
+};
+
+}  // namespace
+
+Transport::Transport(const Config& cfg, double t0)
+    : n_(static_cast<int>(cfg.datacenters.size())),
+      shaped_(cfg.network.shaper != "none"),
+      t0_(t0),
+      time_scale_(cfg.network.time_scale),
+      chunk_(static_cast<size_t>(std::max<long long>(1, cfg.network.chunk_bytes))) {
+  links_.resize(n_ * n_);
+  scenario_.resize(n_ * n_);
+  unshaped_.assign(n_ * n_, LinkCounters{});
   auto index = [&](const std::string& name) {
     for (int d = 0; d < n_; ++d)
       if (cfg.datacenters[d].name == name) return d;
@@ -19,37 +50,187 @@ Transport::Transport(const Config& cfg) : n_(static_cast<int>(cfg.datacenters.si
   };
   for (const auto& l : cfg.links) {
     const int s = index(l.from), d = index(l.to);
-    capacity_gbps_[s * n_ + d] = l.capacity_gbps;
-    latency_ms_[s * n_ + d] = l.latency_ms;
+    const uint64_t seed = cfg.train.seed ^ (0x11ull * static_cast<uint64_t>(s * n_ + d + 1));
+    links_[s * n_ + d] = std::make_unique<Link>(make_link(l, time_scale_, seed));
+    scenario_[s * n_ + d] = std::make_unique<Link>(make_link(l, 1.0, seed));
+  }
+  paths_.assign(n_ * n_, {});
+  for (int s = 0; s < n_; ++s)
+    for (int d = 0; d < n_; ++d)
+      if (s != d) paths_[s * n_ + d] = {s, d};
+}
+
+double Transport::now() const { return MPI_Wtime() - t0_; }
+
+void Transport::set_paths(const std::vector<std::vector<int>>& paths) {
+  STRAIT_CHECK(static_cast<int>(paths.size()) == n_ * n_, "one path per ordered pair");
+  for (int s = 0; s < n_; ++s)
+    for (int d = 0; d < n_; ++d)
+      if (s != d)
+        STRAIT_CHECK(paths[s * n_ + d].size() >= 2 && paths[s * n_ + d].front() == s &&
+                         paths[s * n_ + d].back() == d,
+                     "a path must run from its source to its destination");
+  paths_ = paths;
+}
+
+void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>& xs,
+                        int tag_base) {
+  STRAIT_CHECK(tag_base >= 0 && tag_base < 256 && xs.size() < 128, "tag space exceeded");
+  const double t_begin = now();
+  auto nchunks = [&](size_t bytes) { return std::max<size_t>(1, (bytes + chunk_ - 1) / chunk_); };
+  auto chunk_len = [&](size_t bytes, size_t c) {
+    return std::min(chunk_, bytes - std::min(bytes, c * chunk_));
+  };
+  std::vector<MPI_Request> recvs;                  // final receives
+  std::vector<std::vector<MPI_Request>> relay_in(xs.size());
+  std::vector<std::vector<char>> relay_buf(xs.size());
+  std::vector<OutFlow> flows;
+  for (size_t xi = 0; xi < xs.size(); ++xi) {
+    const Transfer& x = xs[xi];
+    const auto pos = std::find(x.path.begin(), x.path.end(), self);
+    if (pos == x.path.end()) continue;
+    const size_t h = static_cast<size_t>(pos - x.path.begin());
+    const int tag = tag_base * 128 + static_cast<int>(xi);
+    const size_t nc = nchunks(x.bytes);
+    STRAIT_CHECK(chunk_ <= static_cast<size_t>(INT_MAX), "chunk above 2 GiB");
+    if (h > 0) {  // receive (final or to forward), posted up front
+      char* dst = h + 1 == x.path.size() ? static_cast<char*>(x.rbuf)
+                                         : (relay_buf[xi].resize(x.bytes), relay_buf[xi].data());
+      auto& reqs = h + 1 == x.path.size() ? recvs : relay_in[xi];
+      for (size_t c = 0; c < nc; ++c) {
+        MPI_Request r;
+        MPI_CHECK(MPI_Irecv(dst + c * chunk_, static_cast<int>(chunk_len(x.bytes, c)), MPI_BYTE,
+                            x.path[h - 1], tag, channel, &r));
+        reqs.push_back(r);
+      }
+    }
+    if (h + 1 < x.path.size()) {  // send (own data or relayed)
+      OutFlow f;
+      f.xi = static_cast<int>(xi);
+      f.next_dc = x.path[h + 1];
+      f.tag = tag;
+      f.bytes = x.bytes;
+      f.nchunks = nc;
+      f.data = h == 0 ? static_cast<const char*>(x.sbuf) : relay_buf[xi].data();
+      f.arrivals = h == 0 ? nullptr : &relay_in[xi];
+      flows.push_back(f);
+    }
+  }
+
+  std::vector<MPI_Request> sends;
+  std::vector<double> unshaped_bytes(n_, 0.0);
+  for (;;) {
+    bool all_sent = true;
+    double next_event = 1e300;
+    const double t = now();
+    for (auto& f : flows) {
+      Link* link = links_[self * n_ + f.next_dc].get();
+      // Reserve the next chunk once it is here (relays) and the previous one has started.
+      while (f.reserved < f.nchunks) {
+        if (f.arrivals) {
+          int done = 0;
+          MPI_CHECK(MPI_Test(&(*f.arrivals)[f.reserved], &done, MPI_STATUS_IGNORE));
+          if (!done) break;
+        }
+        if (shaped_ && f.prev_start > t) {
+          next_event = std::min(next_event, f.prev_start);
+          break;
+        }
+        const double len = static_cast<double>(chunk_len(f.bytes, f.reserved));
+        if (shaped_) {
+          const Reservation r = link->reserve(std::max(t, f.prev_start), len);
+          f.prev_start = r.start;
+          f.deliver.push_back(r.deliver);
+        } else {
+          f.deliver.push_back(t);
+          unshaped_bytes[f.next_dc] += len;
+        }
+        ++f.reserved;
+      }
+      // Hand chunks to MPI at their delivery time.
+      while (f.sent < f.reserved && f.deliver[f.sent] <= now()) {
+        MPI_Request r;
+        MPI_CHECK(MPI_Isend(f.data + f.sent * chunk_, static_cast<int>(chunk_len(f.bytes, f.sent)),
+                            MPI_BYTE, f.next_dc, f.tag, channel, &r));
+        sends.push_back(r);
+        ++f.sent;
+      }
+      if (f.sent < f.nchunks) all_sent = false;
+      if (f.sent < f.reserved) next_event = std::min(next_event, f.deliver[f.sent]);
+      if (f.arrivals && f.reserved < f.nchunks) next_event = std::min(next_event, now() + 1e-4);
+    }
+    if (all_sent) break;
+    // Let MPI progress (rendezvous of earlier sends, relayed receives) while we wait.
+    if (!sends.empty()) {
+      int flag = 0;
+      MPI_CHECK(MPI_Testall(static_cast<int>(sends.size()), sends.data(), &flag, MPI_STATUSES_IGNORE));
+      if (flag) sends.clear();
+    }
+    if (next_event < 1e299) sleep_until_run_time(*this, std::min(next_event, now() + 1e-3));
+  }
+  MPI_CHECK(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
+  MPI_CHECK(MPI_Waitall(static_cast<int>(recvs.size()), recvs.data(), MPI_STATUSES_IGNORE));
+  if (!shaped_) {
+    const double dt_ms = (now() - t_begin) * 1e3;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int d = 0; d < n_; ++d)
+      if (unshaped_bytes[d] > 0) {
+        unshaped_[self * n_ + d].bytes += unshaped_bytes[d];
+        unshaped_[self * n_ + d].busy_ms += dt_ms;
+      }
   }
 }
 
-void Transport::exchange(MPI_Comm channel, int self_dc, const void* sbuf, size_t sbytes,
-                         int dst_dc, void* rbuf, size_t rbytes, int src_dc, int tag) {
-  STRAIT_CHECK(sbytes <= static_cast<size_t>(INT_MAX) && rbytes <= static_cast<size_t>(INT_MAX),
-               "transfer above 2 GiB: chunk it");
-  const double t0 = now_ms();
-  MPI_Request req[2];
-  int nreq = 0;
-  if (src_dc >= 0)
-    MPI_CHECK(MPI_Irecv(rbuf, static_cast<int>(rbytes), MPI_BYTE, src_dc, tag, channel, &req[nreq++]));
-  if (dst_dc >= 0)
-    MPI_CHECK(MPI_Isend(sbuf, static_cast<int>(sbytes), MPI_BYTE, dst_dc, tag, channel, &req[nreq++]));
-  MPI_CHECK(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
-  const double dt = now_ms() - t0;
-  if (dst_dc >= 0) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto& c = counters_[self_dc * n_ + dst_dc];
-    c.bytes += static_cast<double>(sbytes);
-    c.busy_ms += dt;
+void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sbytes, int dst,
+                         void* rbuf, size_t rbytes, int src, int tag_base,
+                         const std::vector<std::pair<int, int>>& all_pairs,
+                         const std::vector<size_t>& all_bytes) {
+  std::vector<Transfer> xs;
+  for (size_t i = 0; i < all_pairs.size(); ++i) {
+    const auto [a, b] = all_pairs[i];
+    Transfer x;
+    x.path = path(a, b);
+    x.bytes = all_bytes[i];
+    if (a == self && b == dst) {
+      STRAIT_CHECK(x.bytes == sbytes, "send size differs from the step's plan");
+      x.sbuf = sbuf;
+    }
+    if (b == self && a == src) {
+      STRAIT_CHECK(x.bytes == rbytes, "receive size differs from the step's plan");
+      x.rbuf = rbuf;
+    }
+    xs.push_back(std::move(x));
   }
+  execute(channel, self, xs, tag_base);
 }
 
 std::vector<LinkCounters> Transport::take_counters() {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto out = counters_;
-  for (auto& c : counters_) c = LinkCounters{};
+  std::vector<LinkCounters> out(n_ * n_);
+  if (shaped_) {
+    for (int i = 0; i < n_ * n_; ++i)
+      if (links_[i]) {
+        const auto c = links_[i]->take();
+        out[i] = LinkCounters{c.bytes, c.busy_s * 1e3, c.queued_s * 1e3};
+      }
+  } else {
+    std::lock_guard<std::mutex> lock(mu_);
+    out = unshaped_;
+    for (auto& c : unshaped_) c = LinkCounters{};
+  }
   return out;
+}
+
+double Transport::capacity_gbps(int s, int d) const {
+  const auto& l = scenario_[s * n_ + d];
+  return l ? l->schedule().at(now() / time_scale_).capacity_bps / 1e9 : 0.0;
+}
+double Transport::latency_ms(int s, int d) const {
+  const auto& l = scenario_[s * n_ + d];
+  return l ? l->schedule().at(now() / time_scale_).latency_s * 1e3 : 0.0;
+}
+double Transport::emulated_gbps(int s, int d) const {
+  const auto& l = links_[s * n_ + d];
+  return l ? l->schedule().at(now()).capacity_bps / 1e9 : 0.0;
 }
 
 }  // namespace strait

@@ -1,44 +1,84 @@
 // transport.hpp — the transport point: every inter-datacenter byte passes through here.
-// Gateways call exchange() to send to one DC and receive from another over a channel (an MPI
-// communicator whose rank == datacenter index, one per expert so concurrent syncs never match
-// each other's messages). Link shaping (capacity, latency, schedules) plugs in at this point;
-// today it forwards over MPI and accounts bytes and busy time per directed link for the trace.
-// Thread-safe: the counters are guarded, so an overlap scheduler may sync from a second thread.
+// Gateways hand it a set of transfers (each with a path of DCs: direct, or relayed through other
+// DCs) over a channel (an MPI communicator whose rank == DC index; one per expert, so two
+// experts' syncs never match each other's messages). Every DC named in a path runs execute() with
+// the same transfer list and plays its roles: the first DC sends, middle DCs forward chunk by
+// chunk (pipelined), the last receives.
+//
+// With network.shaper = "software" every chunk reserves its link (src/net/shaper.hpp: capacity
+// over time, latency, jitter, FIFO sharing) and is handed to MPI only at its delivery time, so a
+// transfer takes at least what the emulated WAN says. A directed link is reserved only by its
+// source DC's gateway, so its state lives in one process. With "none" chunks go at once (under
+// the tc launcher the kernel shapes them). Counters per link feed the trace.
+// Thread-safe: an overlap scheduler may run two experts' transfers from two threads.
 #pragma once
 #include <mpi.h>
 
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <vector>
 
 #include "config/config.hpp"
+#include "net/shaper.hpp"
 
 namespace strait {
 
 struct LinkCounters {
-  double bytes = 0;     // payload bytes sent on the link
-  double busy_ms = 0;   // wall time of the transfers that used it
+  double bytes = 0;      // payload bytes sent on the link
+  double busy_ms = 0;    // time the link was transmitting (shaped), or transfer wall time (none)
+  double queued_ms = 0;  // time chunks waited for the link behind other chunks
+};
+
+struct Transfer {
+  std::vector<int> path;     // DC indices, path.front() sends, path.back() receives
+  const void* sbuf = nullptr;  // on path.front()
+  void* rbuf = nullptr;        // on path.back()
+  size_t bytes = 0;
 };
 
 class Transport {
  public:
-  explicit Transport(const Config& cfg);
+  // t0: the run's start (MPI_Wtime seconds); link schedules are functions of time since then.
+  Transport(const Config& cfg, double t0);
 
   int num_dcs() const { return n_; }
-  // Sends sbytes to dst_dc and receives rbytes from src_dc on `channel` (both may be -1 for
-  // none). Blocking; returns when both are done.
+  bool shaped() const { return shaped_; }
+  double now() const;  // seconds since t0
+
+  // Runs this DC's roles in `xs` (identical list on every DC in any path). tag_base < 256.
+  void execute(MPI_Comm channel, int self_dc, const std::vector<Transfer>& xs, int tag_base);
+
+  // One ring step: send to dst_dc and receive from src_dc, each over the path the path selector
+  // chose. Every gateway calls it with the same (paths, tag_base); `all_pairs` lists every
+  // (from, to) of the step so that relays know their roles.
   void exchange(MPI_Comm channel, int self_dc, const void* sbuf, size_t sbytes, int dst_dc,
-                void* rbuf, size_t rbytes, int src_dc, int tag);
+                void* rbuf, size_t rbytes, int src_dc, int tag_base,
+                const std::vector<std::pair<int, int>>& all_pairs,
+                const std::vector<size_t>& all_bytes);
+
+  // Paths per ordered pair (index src·n + dst), from the path selector; direct by default.
+  void set_paths(const std::vector<std::vector<int>>& paths);
+  const std::vector<int>& path(int src, int dst) const { return paths_[src * n_ + dst]; }
 
   // Counters since the last call, per directed link (index src·n + dst), then reset.
   std::vector<LinkCounters> take_counters();
-  double capacity_gbps(int src, int dst) const { return capacity_gbps_[src * n_ + dst]; }
+  // Configured (scenario) capacity and latency of a link now, before time scaling, and the
+  // emulated capacity the shaper enforces (after it).
+  double capacity_gbps(int src, int dst) const;
+  double latency_ms(int src, int dst) const;
+  double emulated_gbps(int src, int dst) const;
 
  private:
   int n_ = 1;
-  std::vector<double> capacity_gbps_, latency_ms_;
-  std::mutex mu_;
-  std::vector<LinkCounters> counters_;
+  bool shaped_ = true;
+  double t0_ = 0, time_scale_ = 1;
+  size_t chunk_ = 256 * 1024;
+  std::vector<std::unique_ptr<Link>> links_;        // per ordered pair (null on the diagonal)
+  std::vector<std::unique_ptr<Link>> scenario_;     // unscaled copies: configured figures
+  std::vector<std::vector<int>> paths_;
+  std::mutex mu_;                                   // guards unshaped_ counters
+  std::vector<LinkCounters> unshaped_;
 };
 
 }  // namespace strait

@@ -77,19 +77,25 @@ void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Tr
   auto len = [&](int c) { return lo(c + 1) - lo(c); };
   const int next = (r + 1) % N, prev = (r + N - 1) % N;
   ch.ring.resize(n / N + 1);
+  // Every gateway knows every pair of the step, so relays (paths through other DCs) can forward.
+  std::vector<std::pair<int, int>> pairs;
+  for (int i = 0; i < N; ++i) pairs.emplace_back(i, (i + 1) % N);
+  std::vector<size_t> bytes(N);
   // Reduce-scatter: after N−1 steps this gateway holds the full sum of chunk (r+1) mod N.
   for (int k = 0; k < N - 1; ++k) {
     const int sc = ((r - k) % N + N) % N, rc = ((r - k - 1) % N + N) % N;
+    for (int i = 0; i < N; ++i) bytes[i] = len(((i - k) % N + N) % N) * sizeof(float);
     tr.exchange(ch.gateways, r, buf + lo(sc), len(sc) * sizeof(float), next, ch.ring.data(),
-                len(rc) * sizeof(float), prev, 100 + k);
+                len(rc) * sizeof(float), prev, 2 * k, pairs, bytes);
     float* dst = buf + lo(rc);
     for (size_t i = 0; i < len(rc); ++i) dst[i] += ch.ring[i];
   }
   // Allgather: pass the finished chunks around the ring.
   for (int k = 0; k < N - 1; ++k) {
     const int sc = ((r + 1 - k) % N + N) % N, rc = ((r - k) % N + N) % N;
+    for (int i = 0; i < N; ++i) bytes[i] = len(((i + 1 - k) % N + N) % N) * sizeof(float);
     tr.exchange(ch.gateways, r, buf + lo(sc), len(sc) * sizeof(float), next, buf + lo(rc),
-                len(rc) * sizeof(float), prev, 200 + k);
+                len(rc) * sizeof(float), prev, 2 * k + 1, pairs, bytes);
   }
 }
 

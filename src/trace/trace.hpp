@@ -47,7 +47,11 @@ struct RankRow {
 struct LinkRow {
   int64_t step = 0;
   int32_t src = 0, dst = 0;  // datacenter indices
-  double bytes = 0, busy_ms = 0, achieved_gbps = 0, capacity_gbps = 0;
+  double bytes = 0, busy_ms = 0, achieved_gbps = 0;
+  double capacity_gbps = 0;  // configured (scenario) capacity at the end of the step
+  double emulated_gbps = 0;  // capacity the shaper enforced (capacity / network.time_scale)
+  double latency_ms = 0;     // configured one-way latency at the end of the step
+  double queued_ms = 0;      // time chunks waited for the link behind other chunks
 };
 
 // One row of /decisions: what the controller decided and when it takes effect.

@@ -64,7 +64,9 @@ h5::Type link_type(bool file) {
   return compound(sizeof(LinkRow),
                   {STRAIT_I64(LinkRow, step), STRAIT_I32(LinkRow, src), STRAIT_I32(LinkRow, dst),
                    STRAIT_F64(LinkRow, bytes), STRAIT_F64(LinkRow, busy_ms),
-                   STRAIT_F64(LinkRow, achieved_gbps), STRAIT_F64(LinkRow, capacity_gbps)},
+                   STRAIT_F64(LinkRow, achieved_gbps), STRAIT_F64(LinkRow, capacity_gbps),
+                   STRAIT_F64(LinkRow, emulated_gbps), STRAIT_F64(LinkRow, latency_ms),
+                   STRAIT_F64(LinkRow, queued_ms)},
                   file);
 }
 

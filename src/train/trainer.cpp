@@ -218,7 +218,6 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
   ck = Checkpoint{};  // the full tensors are in the ParamSets now
 
   Transformer<float> model(*be, *dcc);
-  Transport transport(cfg);
   std::unique_ptr<Controller> ctl;
   std::string strategy_name;
   if (root) {
@@ -228,6 +227,24 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
   strategy_name = agree(topo, strategy_name);
   auto sync = make_sync_strategy(strategy_name);
   STRAIT_CHECK(sync != nullptr, "unknown sync strategy " + strategy_name);
+  MPI_CHECK(MPI_Barrier(topo.world));  // link schedules start together
+  Transport transport(cfg, MPI_Wtime());
+  {  // the path selector's paths, flattened as (length, DCs...) per ordered pair
+    std::vector<int> flat;
+    if (root)
+      for (const auto& p : ctl->paths()) {
+        flat.push_back(static_cast<int>(p.size()));
+        flat.insert(flat.end(), p.begin(), p.end());
+      }
+    int len = static_cast<int>(flat.size());
+    MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, 0, topo.world));
+    flat.resize(len);
+    MPI_CHECK(MPI_Bcast(flat.data(), len, MPI_INT, 0, topo.world));
+    std::vector<std::vector<int>> paths;
+    for (size_t i = 0; i < flat.size(); i += 1 + flat[i])
+      paths.emplace_back(flat.begin() + i + 1, flat.begin() + i + 1 + flat[i]);
+    transport.set_paths(paths);
+  }
 
   // ---- trace ----
   std::vector<std::string> hosts(topo.world_size);
@@ -436,7 +453,9 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
             if (s == t) continue;
             const auto& c = x.links[s * n + t];
             const double gbps = c.busy_ms > 0 ? c.bytes * 8.0 / (c.busy_ms * 1e6) : 0.0;
-            lr.push_back(LinkRow{step, s, t, c.bytes, c.busy_ms, gbps, transport.capacity_gbps(s, t)});
+            lr.push_back(LinkRow{step, s, t, c.bytes, c.busy_ms, gbps, transport.capacity_gbps(s, t),
+                                 transport.emulated_gbps(s, t), transport.latency_ms(s, t),
+                                 c.queued_ms});
           }
         if (!lr.empty()) trace->append_links(lr);
         for (const auto& dr : x.rows) trace->append_decision(dr);

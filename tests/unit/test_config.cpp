@@ -179,6 +179,88 @@ std::vector<BadCase> bad_cases() {
        "link.0.latency_ms", "latency_ms"},
       {"bad_network_default", b + "\n[network]\ndefault_capacity_gbps = -3\n", {}, "number > 0",
        "network.default_capacity_gbps", ""},
+      {"link_unknown_from", with("from = \"east\"", "from = \"nowhere\""), {},
+       "unknown datacenter \"nowhere\"; expected the name of a datacenter (east, west)",
+       "link.0.from", "from = \"nowhere\""},
+      {"negative_default_latency", b + "\n[network]\ndefault_latency_ms = -2\n", {},
+       "-2 is out of range; expected a number >= 0", "network.default_latency_ms",
+       "default_latency_ms"},
+      {"missing_pair_full_mesh_false", b + "\n[network]\nfull_mesh = false\n", {},
+       "no [[link]] from \"west\" to \"east\"; expected a [[link]] for every ordered pair",
+       "link", "full_mesh"},
+      {"full_mesh_not_bool", b + "\n[network]\nfull_mesh = 0\n", {}, "true or false",
+       "network.full_mesh", "full_mesh"},
+      {"unknown_shaper", b + "\n[network]\nshaper = \"tc\"\n", {},
+       "unknown shaper \"tc\"; expected one of software, none", "network.shaper", "shaper"},
+      {"time_scale_zero", b + "\n[network]\ntime_scale = 0\n", {}, "0 is out of range",
+       "network.time_scale", "time_scale"},
+      {"set_time_scale_negative", b, {"network.time_scale=-2"}, "expected a number > 0",
+       "network.time_scale", "", true},
+      {"chunk_kib_zero", b + "\n[network]\nchunk_kib = 0\n", {}, "integer in [1, 1048576]",
+       "network.chunk_kib", "chunk_kib"},
+      {"negative_default_jitter", b + "\n[network]\ndefault_jitter_ms = -1\n", {},
+       "expected a number >= 0", "network.default_jitter_ms", "default_jitter_ms"},
+      {"negative_jitter", with("latency_ms = 20.0", "latency_ms = 20.0\njitter_ms = -0.5"), {},
+       "-0.5 is out of range", "link.0.jitter_ms", "jitter_ms"},
+      {"two_schedule_kinds",
+       with("latency_ms = 20.0", "latency_ms = 20.0\nschedule = \"x.csv\"\nstep_at_s = 3"), {},
+       "both schedule and step_* keys are set; expected at most one schedule kind per link",
+       "link.0", "[[link]]"},
+      {"schedule_and_markov",
+       with("latency_ms = 20.0", "latency_ms = 20.0\nschedule = \"x.csv\"\nmarkov_seed = 3"),
+       {}, "both schedule and markov_*", "link.0", "[[link]]"},
+      {"schedule_missing_file",
+       with("latency_ms = 20.0", "latency_ms = 20.0\nschedule = \"no_such.csv\""), {},
+       "\"no_such.csv\" (" + (scratch().dir() / "no_such.csv").string() + ") does not exist",
+       "link.0.schedule", "schedule ="},
+      {"step_incomplete", with("latency_ms = 20.0", "latency_ms = 20.0\nstep_at_s = 3"), {},
+       "missing (another step_* key is set); expected step_at_s, step_capacity_gbps and "
+       "step_latency_ms together",
+       "link.0.step_capacity_gbps", "[[link]]"},
+      {"step_zero_capacity",
+       with("latency_ms = 20.0",
+            "latency_ms = 20.0\nstep_at_s = 5\nstep_capacity_gbps = 0\nstep_latency_ms = 1"),
+       {}, "0 is out of range; expected a number > 0 (Gbit/s)", "link.0.step_capacity_gbps",
+       "step_capacity_gbps"},
+      {"step_negative_latency",
+       with("latency_ms = 20.0",
+            "latency_ms = 20.0\nstep_at_s = 5\nstep_capacity_gbps = 1\nstep_latency_ms = -1"),
+       {}, "-1 is out of range", "link.0.step_latency_ms", "step_latency_ms"},
+      {"markov_row_sum",
+       with("latency_ms = 20.0",
+            "latency_ms = 20.0\nmarkov_factors = [1.0, 0.5]\n"
+            "markov_transition = [[0.9, 0.1], [0.5, 0.4]]\nmarkov_dwell_s = 1"),
+       {}, "row 1 [0.5, 0.4] sums to 0.9; expected a square array of 2 rows of 2 numbers in [0, 1]",
+       "link.0.markov_transition", "markov_transition"},
+      {"markov_not_square",
+       with("latency_ms = 20.0",
+            "latency_ms = 20.0\nmarkov_factors = [1.0, 0.5]\n"
+            "markov_transition = [[0.9, 0.1], [0.5, 0.5, 0.0]]\nmarkov_dwell_s = 1"),
+       {}, "row 1 has 3 numbers", "link.0.markov_transition", "markov_transition"},
+      {"markov_size_mismatch",
+       with("latency_ms = 20.0",
+            "latency_ms = 20.0\nmarkov_factors = [1.0, 0.5, 0.2]\n"
+            "markov_transition = [[0.9, 0.1], [0.5, 0.5]]\nmarkov_dwell_s = 1"),
+       {}, "2 rows for 3 factors", "link.0.markov_transition", "markov_transition"},
+      {"markov_entry_out_of_range",
+       with("latency_ms = 20.0",
+            "latency_ms = 20.0\nmarkov_factors = [1.0, 0.5]\n"
+            "markov_transition = [[1.5, -0.5], [0.5, 0.5]]\nmarkov_dwell_s = 1"),
+       {}, "row 0: element 0 is a float (1.5)", "link.0.markov_transition", "markov_transition"},
+      {"markov_zero_factor",
+       with("latency_ms = 20.0",
+            "latency_ms = 20.0\nmarkov_factors = [1.0, 0]\n"
+            "markov_transition = [[0.5, 0.5], [0.5, 0.5]]\nmarkov_dwell_s = 1"),
+       {}, "element 1 is an integer (0)", "link.0.markov_factors", "markov_factors"},
+      {"markov_incomplete",
+       with("latency_ms = 20.0", "latency_ms = 20.0\nmarkov_factors = [1.0, 0.5]"), {},
+       "missing (another markov_* key is set)", "link.0.markov_transition", "[[link]]"},
+      {"markov_dwell_zero",
+       with("latency_ms = 20.0",
+            "latency_ms = 20.0\nmarkov_factors = [1.0, 0.5]\n"
+            "markov_transition = [[0.5, 0.5], [0.5, 0.5]]\nmarkov_dwell_s = 0"),
+       {}, "expected a number > 0 (seconds per congestion state)", "link.0.markov_dwell_s",
+       "markov_dwell_s"},
       {"batch_shares_sum", with("steps = 20", "steps = 20\nbatch_shares = [0.5, 0.4]"), {},
        "sum to 0.9", "train.batch_shares", "batch_shares"},
       {"batch_shares_length", with("steps = 20", "steps = 20\nbatch_shares = [1.0]"), {},
@@ -398,4 +480,105 @@ TEST(Config, MemoryEstimateOfTheTinyModel) {
   // Ranks 1 and 2 share datacenter "b": half the heads and columns each, so less than rank 0.
   EXPECT_LT(strait::estimate_memory(c, 1).total_bytes, m0.total_bytes);
   EXPECT_DOUBLE_EQ(strait::estimate_memory(c, 1).total_bytes, strait::estimate_memory(c, 2).total_bytes);
+}
+
+TEST(Config, NetworkKeysHaveDefaults) {
+  const Config c = load_config(scratch().write("net_defaults", base()).string());
+  EXPECT_EQ(c.network.shaper, "software");
+  EXPECT_DOUBLE_EQ(c.network.time_scale, 1.0);
+  EXPECT_EQ(c.network.chunk_bytes, 256 * 1024);
+  EXPECT_DOUBLE_EQ(c.network.default_jitter_ms, 0.0);
+  EXPECT_TRUE(c.network.full_mesh);
+  ASSERT_EQ(c.links.size(), 2u);
+  for (const auto& l : c.links) {
+    EXPECT_STREQ(l.schedule_kind(), "constant");
+    EXPECT_DOUBLE_EQ(l.jitter_ms, 0.0);
+  }
+}
+
+TEST(Config, NetworkKeysAndLinkSchedulesLoad) {
+  std::ofstream(scratch().dir() / "sched.csv") << "time_s,capacity_gbps,latency_ms\n0,1,20\n60,0.25,40\n";
+  const std::string text =
+      with("ranks = 2\nsplit = [0.5, 0.5]\n",
+           "ranks = 2\nsplit = [0.5, 0.5]\n\n[[datacenter]]\nname = \"south\"\nranks = 1\n") +
+      "\n[network]\nshaper = \"none\"\ntime_scale = 50\nchunk_kib = 64\ndefault_jitter_ms = 2\n"
+      "full_mesh = false\n"
+      "\n[[link]]\nfrom = \"west\"\nto = \"east\"\nmarkov_factors = [1, 0.5]\n"
+      "markov_transition = [[0.9, 0.1], [0.3, 0.7]]\nmarkov_dwell_s = 2.5\nmarkov_seed = 77\n"
+      "\n[[link]]\nfrom = \"east\"\nto = \"south\"\nstep_at_s = 30\nstep_capacity_gbps = 0.1\n"
+      "step_latency_ms = 80\njitter_ms = 1.5\n"
+      "\n[[link]]\nfrom = \"south\"\nto = \"east\"\n"
+      "\n[[link]]\nfrom = \"west\"\nto = \"south\"\n"
+      "\n[[link]]\nfrom = \"south\"\nto = \"west\"\n";
+  const std::string with_schedule =
+      with("latency_ms = 20.0", "latency_ms = 20.0\nschedule = \"sched.csv\"", text);
+  const Config c = load_config(scratch().write("net_full", with_schedule).string());
+  EXPECT_EQ(c.network.shaper, "none");
+  EXPECT_DOUBLE_EQ(c.network.time_scale, 50.0);
+  EXPECT_EQ(c.network.chunk_bytes, 64 * 1024);
+  EXPECT_FALSE(c.network.full_mesh);
+  ASSERT_EQ(c.links.size(), 6u);
+  // Order: (east,west) (east,south) (west,east) (west,south) (south,east) (south,west).
+  const auto& ew = c.links[0];
+  EXPECT_STREQ(ew.schedule_kind(), "piecewise");
+  EXPECT_EQ(ew.schedule_path, (scratch().dir() / "sched.csv").string());  // relative to the config
+  ASSERT_EQ(ew.schedule.size(), 2u);
+  EXPECT_DOUBLE_EQ(ew.schedule[1].t_s, 60);
+  EXPECT_DOUBLE_EQ(ew.schedule[1].capacity_gbps, 0.25);
+  EXPECT_DOUBLE_EQ(ew.schedule[1].latency_ms, 40);
+  EXPECT_DOUBLE_EQ(ew.jitter_ms, 2.0);  // network.default_jitter_ms
+  const auto& es = c.links[1];
+  EXPECT_STREQ(es.schedule_kind(), "step");
+  EXPECT_DOUBLE_EQ(es.step_at_s, 30);
+  EXPECT_DOUBLE_EQ(es.step_capacity_gbps, 0.1);
+  EXPECT_DOUBLE_EQ(es.step_latency_ms, 80);
+  EXPECT_DOUBLE_EQ(es.jitter_ms, 1.5);
+  const auto& we = c.links[2];
+  EXPECT_STREQ(we.schedule_kind(), "markov");
+  EXPECT_EQ(we.markov_factors, (std::vector<double>{1, 0.5}));
+  ASSERT_EQ(we.markov_transition.size(), 2u);
+  EXPECT_EQ(we.markov_transition[1], (std::vector<double>{0.3, 0.7}));
+  EXPECT_DOUBLE_EQ(we.markov_dwell_s, 2.5);
+  EXPECT_EQ(we.markov_seed, 77u);
+  EXPECT_STREQ(c.links[3].schedule_kind(), "constant");
+
+  // Dropping one pair with full_mesh = false names it.
+  const auto cut = with("\n[[link]]\nfrom = \"south\"\nto = \"west\"\n", "\n", with_schedule);
+  try {
+    load_config(scratch().write("net_cut", cut).string());
+    FAIL() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("link: no [[link]] from \"south\" to \"west\""),
+              std::string::npos) << e.what();
+  }
+}
+
+TEST(Config, MalformedScheduleCsvNamesTheCsvAndItsLine) {
+  // Absolute path to a fixture: capacity -2 on line 4.
+  const fs::path bad = source_dir() / "tests/data/link_schedule_bad_capacity.csv";
+  const std::string abs = with("latency_ms = 20.0", "latency_ms = 20.0\nschedule = \"" + bad.string() + "\"");
+  try {
+    load_config(scratch().write("csv_abs", abs).string());
+    FAIL() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(bad.string() + ":4: link.0.schedule: capacity_gbps -2 is out "
+                                         "of range; expected a number > 0 (Gbit/s)"),
+              std::string::npos) << e.what();
+  }
+  // A relative path starts at the config file's folder; a non-number on line 3, reported with
+  // the other errors of the file.
+  std::ofstream(scratch().dir() / "bad_number.csv") << "time_s,capacity_gbps,latency_ms\n0,1,10\n10,fast,10\n";
+  const std::string rel = with("layers = 2", "layers = 0",
+                               with("latency_ms = 20.0", "latency_ms = 20.0\nschedule = \"bad_number.csv\""));
+  try {
+    load_config(scratch().write("csv_rel", rel).string());
+    FAIL() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find((scratch().dir() / "bad_number.csv").string() +
+                       ":3: link.0.schedule: capacity_gbps \"fast\" is not a number; expected a "
+                       "finite number (Gbit/s)"),
+              std::string::npos) << msg;
+    EXPECT_NE(msg.find("model.layers"), std::string::npos) << msg;
+  }
 }
