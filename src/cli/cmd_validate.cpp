@@ -69,11 +69,17 @@ void print_config(const Config& c) {
                 ((dc.split_even ? "even " : "") + fmt_list(dc.split)).c_str(),
                 fmt_list(dc.speed).c_str());
   }
-  std::printf("\nlinks: %zu\n", c.links.size());
-  std::printf("  %-12s %-12s %14s %11s\n", "from", "to", "capacity Gb/s", "latency ms");
+  const NetworkConfig& nw = c.network;
+  std::printf("\nnetwork      shaper %s, time_scale %s, chunk %lld KiB%s\n", nw.shaper.c_str(),
+              fmt(nw.time_scale).c_str(), nw.chunk_bytes / 1024,
+              nw.time_scale != 1.0 ? " (links run at capacity / time_scale, latency × time_scale)" : "");
+  std::printf("links: %zu\n", c.links.size());
+  std::printf("  %-12s %-12s %14s %11s %10s  %s\n", "from", "to", "capacity Gb/s", "latency ms",
+              "jitter ms", "schedule");
   for (const LinkConfig& l : c.links)
-    std::printf("  %-12s %-12s %14s %11s\n", l.from.c_str(), l.to.c_str(),
-                fmt(l.capacity_gbps).c_str(), fmt(l.latency_ms).c_str());
+    std::printf("  %-12s %-12s %14s %11s %10s  %s%s%s\n", l.from.c_str(), l.to.c_str(),
+                fmt(l.capacity_gbps).c_str(), fmt(l.latency_ms).c_str(), fmt(l.jitter_ms).c_str(),
+                l.schedule_kind(), l.schedule_path.empty() ? "" : " ", l.schedule_path.c_str());
 
   const ModelConfig& m = c.model;
   std::printf("\nmodel        layers %d, d_model %d, heads %d (head dim %d), d_ff %d, seq_len %d, "

@@ -9,6 +9,7 @@ and SIGTERM → clean stop with checkpoint → --resume continues to the end.
 import argparse
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -311,5 +312,22 @@ def case_links():
               f"{name}: [[datacenter]] and [[link]] equal the regenerated ones")
 
 
-globals()["case_" + args.case]()
+def case_sigterm_launcher():
+    # A user's Ctrl-C / kill on the launcher: scripts/mpirun-local passes SIGTERM to the ranks.
+    cfg = config("launch", steps=100000)
+    p = start(3, "train", "--config", cfg)
+    check(wait_for_steps(trace_of("launch"), 3, p), "run started")
+    p.send_signal(signal.SIGTERM)  # p is the launcher script itself
+    out, err = p.communicate(timeout=60)
+    check(p.returncode == 3, f"launcher exits with the ranks' status 3 ({p.returncode})")
+    steps, status, _ = steps_table(trace_of("launch"))
+    check(status == "interrupted", f"trace closed as 'interrupted' after {len(steps)} steps")
+    check(os.path.exists(os.path.join(TMP, "launch.ckpt.h5")), "checkpoint written")
+
+
+try:
+    globals()["case_" + args.case]()
+finally:
+    subprocess.run(["pkill", "-KILL", "-f", TMP])  # nothing of ours outlives the case
+    shutil.rmtree(TMP, ignore_errors=True)
 print("1 passed, 0 failed")

@@ -170,6 +170,16 @@ TEST(Reproducibility, SameSeedSameLossesBitForBit) {
   }
 }
 
+// Last in the file: removes the configs and checkpoints the tests wrote.
+class RemoveTmpdir : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) std::filesystem::remove_all(tmpdir());
+  }
+};
+const auto* const kRemoveTmpdir = ::testing::AddGlobalTestEnvironment(new RemoveTmpdir);
+
 TEST(Reproducibility, ResumeContinuesTheTrajectoryBitForBit) {
   // A 20-step run against a 10-step run (same seed: its steps are the first 10 of the 20)
   // followed by a resume from its final checkpoint for steps 10..19. Two experts, so that each
