@@ -66,10 +66,12 @@ for cap in $caps; do
     fi
     if [ "$tc_ok" = 1 ]; then
       config "$cap" "$lat" none > "$tmp/tc.toml"
-      scripts/netns-run --config "$tmp/tc.toml" --build "$build" --exec -- \
-        "$build/bench_links" "$tmp/tc.toml" tc "$tmp/links.csv" \
+      scripts/netns-run --config "$tmp/tc.toml" --build "$build" --mpi -- \
+        "$PWD/$build/bench_links" "$tmp/tc.toml" tc "$tmp/links.csv" \
         || echo "bench-links: tc run for $cap Gbit/s $lat ms failed"
-      scripts/netns-run --config "$tmp/tc.toml" --build "$build" --iperf3 a b 5 >> "$tmp/links.csv" \
+      # iperf3 a→b inside the namespaces (dc0 = 10.213.0.1, dc1 = 10.213.1.1; docs/netns.md).
+      scripts/netns-run --config "$tmp/tc.toml" --build "$build" --exec -- \
+        /usr/bin/python3 "$PWD/scripts/iperf3-pair.py" "$cap" "$lat" >> "$tmp/links.csv" \
         || echo "bench-links: iperf3 cross-check for $cap Gbit/s $lat ms failed"
     fi
   done

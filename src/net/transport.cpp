@@ -30,7 +30,25 @@ struct OutFlow {
   double prev_start = -1e300;                    // start of the last reserved chunk
   std::vector<double> deliver;                   // per reserved chunk
   size_t sent = 0;
+  std::vector<MPI_Request> inflight;             // this flow's sends not yet known complete
 };
+
+// Unshaped flows keep at most this many chunks in flight: handing MPI every chunk at once lets
+// it interleave them all on the wire, so a relay would receive nothing whole until the end and
+// could not forward while the bytes flow (measured: half the link rate through a relay).
+constexpr size_t kUnshapedWindow = 2;
+
+size_t in_flight(std::vector<MPI_Request>& reqs) {
+  size_t k = 0;
+  while (k < reqs.size()) {
+    int done = 0;
+    MPI_CHECK(MPI_Test(&reqs[k], &done, MPI_STATUS_IGNORE));
+    if (!done) break;
+    ++k;
+  }
+  reqs.erase(reqs.begin(), reqs.begin() + k);
+  return reqs.size();
+}
 
 }  // namespace
 
@@ -136,6 +154,10 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           next_event = std::min(next_event, f.prev_start);
           break;
         }
+        if (!shaped_ && in_flight(f.inflight) >= kUnshapedWindow) {
+          next_event = std::min(next_event, now() + 1e-4);
+          break;
+        }
         const double len = static_cast<double>(chunk_len(f.bytes, f.reserved));
         if (shaped_) {
           const Reservation r = link->reserve(std::max(t, f.prev_start), len);
@@ -152,7 +174,8 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         MPI_Request r;
         MPI_CHECK(MPI_Isend(f.data + f.sent * chunk_, static_cast<int>(chunk_len(f.bytes, f.sent)),
                             MPI_BYTE, f.next_dc, f.tag, channel, &r));
-        sends.push_back(r);
+        if (shaped_) sends.push_back(r);
+        else f.inflight.push_back(r);
         ++f.sent;
       }
       if (f.sent < f.nchunks) all_sent = false;
@@ -168,6 +191,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     }
     if (next_event < 1e299) sleep_until_run_time(*this, std::min(next_event, now() + 1e-3));
   }
+  for (auto& f : flows) sends.insert(sends.end(), f.inflight.begin(), f.inflight.end());
   MPI_CHECK(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
   MPI_CHECK(MPI_Waitall(static_cast<int>(recvs.size()), recvs.data(), MPI_STATUSES_IGNORE));
   if (!shaped_) {

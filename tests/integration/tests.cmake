@@ -8,3 +8,9 @@ foreach(case bad_input validate report_and_force same_seed sigkill sigterm_resum
   set_tests_properties(cli_${case} PROPERTIES TIMEOUT 300)
 endforeach()
 
+# Kernel shaping with tc (scripts/netns-run): needs root, iproute2 and htb, plus netem or
+# NFQUEUE with strait-nfq-delay; exits 77 (skipped, with the reason) where it cannot run.
+# RUN_SERIAL: it measures rates and round trips, which a busy machine would blur.
+add_test(NAME netns_tc COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_netns.sh
+         --build $<TARGET_FILE_DIR:strait> --source ${CMAKE_SOURCE_DIR})
+set_tests_properties(netns_tc PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 RUN_SERIAL TRUE)
