@@ -312,6 +312,23 @@ def case_links():
               f"{name}: [[datacenter]] and [[link]] equal the regenerated ones")
 
 
+def case_emulated_load():
+    # Rank 2 (DC b, local rank 1) is given relative speed 0.5: it idles as long as it computed.
+    cfg = config("slow", steps=12, extra="")
+    text = open(cfg).read().replace("name = \"b\"\nranks = 2", "name = \"b\"\nranks = 2\nspeed = [1.0, 0.5]")
+    open(cfg, "w").write(text)
+    rc, out, err = run(3, "train", "--config", cfg)
+    check(rc == 0, f"run with a slow rank ({err.strip()[-200:]})")
+    with h5py.File(trace_of("slow"), "r", locking=False) as f:
+        r = f["ranks"][()]
+        steps = f["steps"][()]
+    slow, fast = r[r["rank"] == 2], r[r["rank"] != 2]
+    check(np.all(fast["emulated_ms"] == 0), "full-speed ranks record no emulated load")
+    ratio = slow["emulated_ms"] / slow["compute_ms"]
+    check(np.allclose(ratio, 1.0, rtol=1e-6), f"speed 0.5 idles (1/0.5 - 1) x compute: {ratio[:3]}")
+    check(np.all(steps["emulated_ms"] == slow["emulated_ms"]), "the step row carries the max over ranks")
+
+
 def case_sigterm_launcher():
     # A user's Ctrl-C / kill on the launcher: scripts/mpirun-local passes SIGTERM to the ranks.
     cfg = config("launch", steps=100000)
