@@ -3,10 +3,11 @@
 // and latency under test (scripts/bench-links.sh writes them). Through the transport point
 // (src/net/transport.hpp) it measures, on a→b:
 //   latency    one-way time of a 1-byte message: half the median round trip of 15 ping-pongs;
-//   throughput a large message (≈0.5 s of link time): bytes·8 / (time − one-way latency);
+//   throughput large messages of X and 2X bytes (X ≈ 0.5 s of link time): X·8 / (t(2X) − t(X)),
+//              so fixed costs (latency, TCP slow start, rendezvous) cancel;
 //   concurrent two transfers at once on a→b from two threads (two channels, like two experts'
 //              syncs): each flow's own rate, which should be half the capacity;
-//   relay      a→c→b: bytes·8 / (time − both latencies), against the bottleneck capacity.
+//   relay      a→c→b, X and 2X bytes as for throughput, against the bottleneck capacity.
 // For --backend software the config says shaper = "software"; for tc (under scripts/netns-run)
 // shaper = "none" and the kernel shapes. Appends CSV rows (backend, kind, src, dst,
 // configured_gbps, achieved_gbps, configured_ms, achieved_ms, bytes, repeats) and prints them.
@@ -95,15 +96,18 @@ int main(int argc, char** argv) {
   const double one_way = median(rtt) / 2;
   rows.push_back({"latency", 0, 1, cap, 0, lat, one_way * 1e3, 1, static_cast<int>(rtt.size())});
 
-  // Throughput: a message worth about 0.5 s of link time (at least 1 MiB).
+  // Throughput: X and 2X bytes, X worth about 0.5 s of link time (at least 1 MiB).
   const size_t big = std::max<size_t>(1 << 20, static_cast<size_t>(cap * 1e9 / 8 * 0.5));
-  std::vector<char> sbuf(big, 7), rbuf(big), sbuf2(big, 9), rbuf2(big);
-  std::vector<double> tput;
-  for (int i = 0; i < 3; ++i) {
-    const double t = timed(tr, ch1, {Transfer{{0, 1}, sbuf.data(), rbuf.data(), big}}, 4);
-    tput.push_back(big * 8.0 / std::max(1e-9, t - one_way) / 1e9);
-  }
-  rows.push_back({"throughput", 0, 1, cap, median(tput), lat, 0, static_cast<double>(big), 3});
+  std::vector<char> sbuf(2 * big, 7), rbuf(2 * big), sbuf2(big, 9), rbuf2(big);
+  auto rate_of = [&](const std::vector<int>& path, int tag) {
+    std::vector<double> t1, t2;
+    for (int i = 0; i < 3; ++i) {
+      t1.push_back(timed(tr, ch1, {Transfer{path, sbuf.data(), rbuf.data(), big}}, tag));
+      t2.push_back(timed(tr, ch1, {Transfer{path, sbuf.data(), rbuf.data(), 2 * big}}, tag));
+    }
+    return big * 8.0 / std::max(1e-9, median(t2) - median(t1)) / 1e9;
+  };
+  rows.push_back({"throughput", 0, 1, cap, rate_of({0, 1}, 4), lat, 0, static_cast<double>(big), 3});
 
   // Two concurrent flows on a→b from two threads (each its own channel).
   const size_t half = big / 2;
@@ -135,12 +139,8 @@ int main(int argc, char** argv) {
   }
   const double relay_cap = std::min(ac->capacity_gbps, cb->capacity_gbps);
   const double relay_lat = ac->latency_ms + cb->latency_ms;
-  std::vector<double> rt;
-  for (int i = 0; i < 3; ++i) {
-    const double t = timed(tr, ch1, {Transfer{{0, 2, 1}, sbuf.data(), rbuf.data(), big}}, 7);
-    rt.push_back(big * 8.0 / std::max(1e-9, t - 2 * one_way) / 1e9);
-  }
-  rows.push_back({"relay", 0, 1, relay_cap, median(rt), relay_lat, 0, static_cast<double>(big), 3});
+  rows.push_back({"relay", 0, 1, relay_cap, rate_of({0, 2, 1}, 7), relay_lat, 0,
+                  static_cast<double>(big), 3});
 
   if (rank() == 0) {
     std::FILE* f = std::fopen(csv_path.c_str(), "a");

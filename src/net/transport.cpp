@@ -24,7 +24,7 @@ void sleep_until_run_time(const Transport& tr, double t) {
 struct OutFlow {
   int xi = 0, next_dc = 0, tag = 0;
   const char* data = nullptr;
-  size_t bytes = 0, nchunks = 0;
+  size_t bytes = 0, chunk = 0, nchunks = 0;
   std::vector<MPI_Request>* arrivals = nullptr;  // relays: receives that feed this flow
   size_t reserved = 0;                           // chunks reserved so far
   double prev_start = -1e300;                    // start of the last reserved chunk
@@ -80,6 +80,20 @@ Transport::Transport(const Config& cfg, double t0)
 
 double Transport::now() const { return MPI_Wtime() - t0_; }
 
+size_t Transport::chunk_for(const std::vector<int>& path) const {
+  // About kChunkSeconds of the slowest hop's starting capacity, between 4 KiB and
+  // network.chunk_kib: links are shared and reserved chunk by chunk, so a chunk that takes long
+  // on a slow link would let one flow run a whole chunk ahead of another (unfair at coarse
+  // grain); tiny chunks on fast links would only cost messages. Every rank derives the same size
+  // from the same config, which receivers need to post matching receives.
+  if (!shaped_) return chunk_;
+  double bps = 1e300;
+  for (size_t h = 0; h + 1 < path.size(); ++h)
+    bps = std::min(bps, links_[path[h] * n_ + path[h + 1]]->schedule().at(0).capacity_bps);
+  const double want = bps / 8 * kChunkSeconds;
+  return static_cast<size_t>(std::clamp(want, 4096.0, static_cast<double>(chunk_)));
+}
+
 void Transport::set_paths(const std::vector<std::vector<int>>& paths) {
   STRAIT_CHECK(static_cast<int>(paths.size()) == n_ * n_, "one path per ordered pair");
   for (int s = 0; s < n_; ++s)
@@ -95,9 +109,9 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
                         int tag_base) {
   STRAIT_CHECK(tag_base >= 0 && tag_base < 256 && xs.size() < 128, "tag space exceeded");
   const double t_begin = now();
-  auto nchunks = [&](size_t bytes) { return std::max<size_t>(1, (bytes + chunk_ - 1) / chunk_); };
-  auto chunk_len = [&](size_t bytes, size_t c) {
-    return std::min(chunk_, bytes - std::min(bytes, c * chunk_));
+  auto nchunks = [](size_t bytes, size_t ch) { return std::max<size_t>(1, (bytes + ch - 1) / ch); };
+  auto chunk_len = [](size_t bytes, size_t ch, size_t c) {
+    return std::min(ch, bytes - std::min(bytes, c * ch));
   };
   std::vector<MPI_Request> recvs;                  // final receives
   std::vector<std::vector<MPI_Request>> relay_in(xs.size());
@@ -109,15 +123,16 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     if (pos == x.path.end()) continue;
     const size_t h = static_cast<size_t>(pos - x.path.begin());
     const int tag = tag_base * 128 + static_cast<int>(xi);
-    const size_t nc = nchunks(x.bytes);
-    STRAIT_CHECK(chunk_ <= static_cast<size_t>(INT_MAX), "chunk above 2 GiB");
+    const size_t ch = chunk_for(x.path);
+    const size_t nc = nchunks(x.bytes, ch);
+    STRAIT_CHECK(ch <= static_cast<size_t>(INT_MAX), "chunk above 2 GiB");
     if (h > 0) {  // receive (final or to forward), posted up front
       char* dst = h + 1 == x.path.size() ? static_cast<char*>(x.rbuf)
                                          : (relay_buf[xi].resize(x.bytes), relay_buf[xi].data());
       auto& reqs = h + 1 == x.path.size() ? recvs : relay_in[xi];
       for (size_t c = 0; c < nc; ++c) {
         MPI_Request r;
-        MPI_CHECK(MPI_Irecv(dst + c * chunk_, static_cast<int>(chunk_len(x.bytes, c)), MPI_BYTE,
+        MPI_CHECK(MPI_Irecv(dst + c * ch, static_cast<int>(chunk_len(x.bytes, ch, c)), MPI_BYTE,
                             x.path[h - 1], tag, channel, &r));
         reqs.push_back(r);
       }
@@ -128,6 +143,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       f.next_dc = x.path[h + 1];
       f.tag = tag;
       f.bytes = x.bytes;
+      f.chunk = ch;
       f.nchunks = nc;
       f.data = h == 0 ? static_cast<const char*>(x.sbuf) : relay_buf[xi].data();
       f.arrivals = h == 0 ? nullptr : &relay_in[xi];
@@ -158,7 +174,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           next_event = std::min(next_event, now() + 1e-4);
           break;
         }
-        const double len = static_cast<double>(chunk_len(f.bytes, f.reserved));
+        const double len = static_cast<double>(chunk_len(f.bytes, f.chunk, f.reserved));
         if (shaped_) {
           const Reservation r = link->reserve(std::max(t, f.prev_start), len);
           f.prev_start = r.start;
@@ -172,7 +188,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       // Hand chunks to MPI at their delivery time.
       while (f.sent < f.reserved && f.deliver[f.sent] <= now()) {
         MPI_Request r;
-        MPI_CHECK(MPI_Isend(f.data + f.sent * chunk_, static_cast<int>(chunk_len(f.bytes, f.sent)),
+        MPI_CHECK(MPI_Isend(f.data + f.sent * f.chunk, static_cast<int>(chunk_len(f.bytes, f.chunk, f.sent)),
                             MPI_BYTE, f.next_dc, f.tag, channel, &r));
         if (shaped_) sends.push_back(r);
         else f.inflight.push_back(r);

@@ -68,6 +68,9 @@ class Transport {
   double capacity_gbps(int src, int dst) const;
   double latency_ms(int src, int dst) const;
   double emulated_gbps(int src, int dst) const;
+  // Chunk size of transfers over `path` (see transport.cpp).
+  size_t chunk_for(const std::vector<int>& path) const;
+  static constexpr double kChunkSeconds = 0.002;
 
  private:
   int n_ = 1;

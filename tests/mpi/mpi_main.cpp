@@ -4,6 +4,22 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdio>
+
+// On ranks other than 0: print only failed assertions, each with its rank.
+class RankFailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const ::testing::TestPartResult& r) override {
+    if (r.failed())
+      std::fprintf(stderr, "rank %d: %s:%d: failure\n%s\n", rank_, r.file_name() ? r.file_name() : "?",
+                   r.line_number(), r.summary());
+  }
+
+ private:
+  int rank_;
+};
+
 int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -13,6 +29,7 @@ int main(int argc, char** argv) {
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new RankFailurePrinter(rank));
   }
   int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
   int any_failed = 0;

@@ -1,0 +1,158 @@
+// startup.cpp — start-up checks, run metadata and the header (see startup.hpp).
+#include "train/startup.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <stdexcept>
+
+#include "backend/select.hpp"
+#include "core/apportion.hpp"
+#include "core/check.hpp"
+#include "core/version.hpp"
+#include "model/layout.hpp"
+
+namespace strait {
+
+namespace {
+
+std::string iso_now() {
+  char buf[64];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// Throws std::runtime_error saying how the checkpoint differs from the config.
+void check_checkpoint_fits(const Config& cfg, const Checkpoint& ck) {
+  const ModelConfig& mc = cfg.model;
+  const Layout full = make_layout(mc, shard_specs(mc, {1.0})[0]);
+  if (static_cast<int>(ck.experts.size()) != mc.experts)
+    throw std::runtime_error("has " + std::to_string(ck.experts.size()) + " experts, the config " +
+                             std::to_string(mc.experts));
+  for (const auto& ex : ck.experts) {
+    if (ex.params.size() != full.tensors.size())
+      throw std::runtime_error("tensor count differs from the config's model");
+    for (size_t i = 0; i < full.tensors.size(); ++i)
+      if (ex.params[i].name != full.tensors[i].name || ex.params[i].shape != full.tensors[i].shape)
+        throw std::runtime_error("tensor " + ex.params[i].name +
+                                 " does not match the config's model (" + full.tensors[i].name +
+                                 ")");
+  }
+  if (ck.splits.size() != cfg.datacenters.size() ||
+      ck.batch_shares.size() != cfg.datacenters.size())
+    throw std::runtime_error("datacenter count differs from the config");
+  for (size_t d = 0; d < ck.splits.size(); ++d)
+    if (static_cast<int>(ck.splits[d].size()) != cfg.datacenters[d].ranks)
+      throw std::runtime_error("datacenter " + cfg.datacenters[d].name +
+                               " has a different rank count than in the checkpoint");
+  if (ck.next_step >= cfg.train.steps)
+    throw std::runtime_error("is at step " + std::to_string(ck.next_step) + ", the run has only " +
+                             std::to_string(cfg.train.steps));
+}
+
+}  // namespace
+
+std::string check_startup(const Config& cfg, const TrainOptions& opt, Checkpoint& ck) {
+  namespace fs = std::filesystem;
+  if (cfg.backend == "cuda" && cuda_devices() == 0)
+    return "run.backend = \"cuda\" but no CUDA device is visible (or this build has no CUDA "
+           "backend); use \"cpu\" or \"auto\"";
+  if (!opt.trace_path.empty() && fs::exists(opt.trace_path) && !opt.force)
+    return "trace " + opt.trace_path + " exists; pass --force to overwrite it";
+  if (!opt.checkpoint_path.empty() && fs::exists(opt.checkpoint_path) && !opt.force &&
+      fs::path(opt.checkpoint_path) != fs::path(opt.resume))
+    return "checkpoint " + opt.checkpoint_path + " exists; pass --force to overwrite it";
+  if (opt.resume.empty()) return "";
+  try {
+    ck = read_checkpoint(opt.resume);
+    check_checkpoint_fits(cfg, ck);
+  } catch (const std::exception& e) {
+    return "--resume " + opt.resume + ": " + e.what();
+  }
+  return "";
+}
+
+std::string agree(const Topology& t, std::string msg) {
+  int len = static_cast<int>(msg.size());
+  MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, 0, t.world));
+  msg.resize(len);
+  if (len) MPI_CHECK(MPI_Bcast(msg.data(), len, MPI_CHAR, 0, t.world));
+  return msg;
+}
+
+std::vector<std::string> gather_hostnames(const Topology& t) {
+  constexpr int kLen = 64;
+  char mine[kLen] = {0};
+  gethostname(mine, kLen - 1);
+  std::vector<char> all(t.world_rank == 0 ? kLen * t.world_size : 0);
+  MPI_CHECK(MPI_Gather(mine, kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, 0, t.world));
+  std::vector<std::string> hosts(t.world_size);
+  if (t.world_rank == 0)
+    for (int r = 0; r < t.world_size; ++r) hosts[r] = std::string(all.data() + kLen * r).c_str();
+  return hosts;
+}
+
+RunMeta make_run_meta(const Config& cfg, const Topology& t, const Corpus& corpus,
+                      const std::vector<std::string>& hosts, const std::string& resumed_from) {
+  RunMeta meta;
+  meta.config_text = cfg.source_text;
+  meta.config_file = cfg.source_file;
+  meta.version = version();
+  meta.commit = commit();
+  meta.start_time = iso_now();
+  meta.run_name = cfg.run_name;
+  meta.hosts = hosts;
+  for (int r = 0; r < t.world_size; ++r) meta.rank_dc.push_back(cfg.dc_of_rank(r));
+  for (const auto& dc : cfg.datacenters) meta.dc_names.push_back(dc.name);
+  meta.world_size = t.world_size;
+  meta.seed = cfg.train.seed;
+  meta.experts = cfg.model.experts;
+  meta.params_per_expert = parameter_count(cfg.model);
+  meta.corpus_entropy_bits = corpus.entropy_bits;
+  meta.corpus_bytes = static_cast<long long>(corpus.bytes.size());
+  meta.resumed_from = resumed_from;
+  int level = 0;
+  MPI_Query_thread(&level);
+  meta.mpi_thread_level = level;
+  return meta;
+}
+
+void print_header(const Config& cfg, const Topology& t, const Corpus& corpus,
+                  const std::vector<std::string>& hosts,
+                  const std::vector<std::vector<double>>& splits, const std::vector<double>& shares,
+                  const std::string& sync_strategy, const TrainOptions& opt, int64_t start_step) {
+  const ModelConfig& mc = cfg.model;
+  const int B = cfg.train.global_batch;
+  std::printf("strait %s (%s) | config %s | run %s\n", version(), commit(),
+              cfg.source_file.c_str(), cfg.run_name.c_str());
+  std::printf("model: %d layers, d_model %d, %d heads, d_ff %d, seq_len %d, %d expert(s), %lld "
+              "parameters each\n",
+              mc.layers, mc.d_model, mc.heads, mc.d_ff, mc.seq_len, mc.experts,
+              parameter_count(mc));
+  std::printf("corpus: %s, %zu files, %zu bytes, unigram entropy %.3f bits/byte = %.3f nats\n",
+              cfg.train.corpus.c_str(), corpus.files.size(), corpus.bytes.size(),
+              corpus.entropy_bits, corpus.entropy_bits * 0.6931471805599453);
+  const auto seqs = apportion(shares, B, 1);
+  for (int d = 0; d < t.num_dcs; ++d) {
+    std::printf("datacenter %-10s ranks %d-%d  batch %d/%d  split [", cfg.datacenters[d].name.c_str(),
+                t.dc_first_rank[d], t.dc_first_rank[d] + t.dc_ranks[d] - 1, seqs[d], B);
+    for (size_t i = 0; i < splits[d].size(); ++i) std::printf("%s%.3g", i ? " " : "", splits[d][i]);
+    std::printf("]  hosts:");
+    for (int r = 0; r < t.dc_ranks[d]; ++r) std::printf(" %s", hosts[t.dc_first_rank[d] + r].c_str());
+    std::printf("\n");
+  }
+  std::printf("network: shaper %s, time_scale %g\n", cfg.network.shaper.c_str(),
+              cfg.network.time_scale);
+  std::printf("policies: forecaster %s, balancer %s, paths %s, sync %s, overlap %s\n",
+              cfg.control.forecaster.c_str(), cfg.control.balancer.c_str(),
+              cfg.control.path_selector.c_str(), sync_strategy.c_str(), cfg.control.overlap.c_str());
+  if (!opt.trace_path.empty()) std::printf("trace: %s\n", opt.trace_path.c_str());
+  if (!opt.resume.empty())
+    std::printf("resumed from %s at step %lld\n", opt.resume.c_str(), static_cast<long long>(start_step));
+  std::fflush(stdout);
+}
+
+}  // namespace strait
