@@ -14,6 +14,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -105,6 +106,9 @@ int main(int argc, char** argv) {
       t1.push_back(timed(tr, ch1, {Transfer{path, sbuf.data(), rbuf.data(), big}}, tag));
       t2.push_back(timed(tr, ch1, {Transfer{path, sbuf.data(), rbuf.data(), 2 * big}}, tag));
     }
+    if (std::getenv("STRAIT_BENCH_VERBOSE") && rank() == 0)
+      std::printf("  path of %zu DCs: t(X) %.1f ms, t(2X) %.1f ms, X = %zu bytes\n", path.size(),
+                  median(t1) * 1e3, median(t2) * 1e3, big);
     return big * 8.0 / std::max(1e-9, median(t2) - median(t1)) / 1e9;
   };
   rows.push_back({"throughput", 0, 1, cap, rate_of({0, 1}, 4), lat, 0, static_cast<double>(big), 3});
