@@ -115,7 +115,21 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
   Checkpoint ck;
   const std::string refused = agree(topo, root ? check_startup(cfg, opt, ck) : "");
   if (!refused.empty()) return refuse(refused);
-  const Corpus corpus = load_corpus(cfg.train.corpus);  // checked by the config loader already
+  // The loader checked that the corpus is readable; its size after de-duplication is known only
+  // now. Every rank reads the same files, so rank 0's verdict stands for all.
+  Corpus corpus;
+  std::string corpus_err;
+  try {
+    corpus = load_corpus(cfg.train.corpus);
+    if (corpus.bytes.size() < static_cast<size_t>(Tn) + 1)
+      corpus_err = "train.corpus: " + cfg.train.corpus + " holds " +
+                   std::to_string(corpus.bytes.size()) + " bytes; expected at least model.seq_len + 1 = " +
+                   std::to_string(Tn + 1);
+  } catch (const std::exception& e) {
+    corpus_err = std::string("train.corpus: ") + e.what();
+  }
+  corpus_err = agree(topo, root ? corpus_err : "");
+  if (!corpus_err.empty()) return refuse(corpus_err);
   StartState st = start_state(cfg, topo, !opt.resume.empty(), std::move(ck));
   std::vector<std::vector<double>> splits = std::move(st.splits);
   std::vector<double> shares = std::move(st.shares);

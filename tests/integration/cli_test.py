@@ -106,6 +106,13 @@ def case_bad_input():
         check(key in err and "bad.toml" in err, f"{what}: message names file and '{key}': {err.strip()[:200]}")
         check(err.count("config error") == 1, f"{what}: reported once, not by every rank")
         check(not os.path.exists(trace_of("bad")), f"{what}: no trace file created")
+    # A corpus shorter than one sequence: found after loading, still before any file exists.
+    short = os.path.join(TMP, "short.txt")
+    with open(short, "w") as f:
+        f.write("too short")
+    rc, out, err = run(3, "train", "--config", config("shortcorpus"), "--set", f'train.corpus="{short}"')
+    check(rc == 2 and "train.corpus" in err and "seq_len" in err, f"a too short corpus is refused: {err.strip()[:200]}")
+    check(not os.path.exists(trace_of("shortcorpus")), "too short corpus: no trace file")
     # World size different from the datacenters' ranks.
     rc, out, err = run(2, "train", "--config", config("ws"))
     check(rc == 2 and "mpirun -np 3" in err, f"world size mismatch is reported: {err.strip()[:200]}")
