@@ -6,7 +6,8 @@
 //   throughput large messages of X and 2X bytes (X ≈ 0.5 s of link time): X·8 / (t(2X) − t(X)),
 //              so fixed costs (latency, TCP slow start, rendezvous) cancel;
 //   concurrent two transfers at once on a→b from two threads (two channels, like two experts'
-//              syncs): each flow's own rate, which should be half the capacity;
+//              syncs), X/2 and X bytes each: each flow's own rate, which should be half the
+//              capacity;
 //   relay      a→c→b, X and 2X bytes as for throughput, against the bottleneck capacity.
 // For --backend software the config says shaper = "software"; for tc (under scripts/netns-run)
 // shaper = "none" and the kernel shapes. Appends CSV rows (backend, kind, src, dst,
@@ -99,7 +100,7 @@ int main(int argc, char** argv) {
 
   // Throughput: X and 2X bytes, X worth about 0.5 s of link time (at least 1 MiB).
   const size_t big = std::max<size_t>(1 << 20, static_cast<size_t>(cap * 1e9 / 8 * 0.5));
-  std::vector<char> sbuf(2 * big, 7), rbuf(2 * big), sbuf2(big, 9), rbuf2(big);
+  std::vector<char> sbuf(2 * big, 7), rbuf(2 * big), sbuf2(2 * big, 9), rbuf2(2 * big);
   auto rate_of = [&](const std::vector<int>& path, int tag) {
     std::vector<double> t1, t2;
     for (int i = 0; i < 3; ++i) {
@@ -113,26 +114,32 @@ int main(int argc, char** argv) {
   };
   rows.push_back({"throughput", 0, 1, cap, rate_of({0, 1}, 4), lat, 0, static_cast<double>(big), 3});
 
-  // Two concurrent flows on a→b from two threads (each its own channel).
-  const size_t half = big / 2;
-  double t_flow[2] = {0, 0};
-  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-  {
+  // Two concurrent flows on a→b from two threads (each its own channel), X/2 and then X bytes
+  // each; a flow's rate is (X/2)·8 / (t(X) − t(X/2)), so fixed costs cancel as above.
+  auto concurrent = [&](size_t bytes, double t_flow[2]) {
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     auto flow = [&](int k, MPI_Comm ch, const char* s, char* r) {
       const double t0 = MPI_Wtime();
-      tr.execute(ch, rank(), {Transfer{{0, 1}, s, r, half}}, 5 + k);
+      tr.execute(ch, rank(), {Transfer{{0, 1}, s, r, bytes}}, 5 + k);
       t_flow[k] = MPI_Wtime() - t0;
     };
     std::thread th(flow, 1, ch2, sbuf2.data(), rbuf2.data());
     flow(0, ch1, sbuf.data(), rbuf.data());
     th.join();
-  }
-  for (int k = 0; k < 2; ++k) {
-    double w = 0;
-    MPI_CHECK(MPI_Allreduce(&t_flow[k], &w, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-    rows.push_back({"concurrent", 0, 1, cap / 2, half * 8.0 / std::max(1e-9, w - one_way) / 1e9,
-                    lat, 0, static_cast<double>(half), 1});
-  }
+    for (int k = 0; k < 2; ++k) {
+      double w = 0;
+      MPI_CHECK(MPI_Allreduce(&t_flow[k], &w, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+      t_flow[k] = w;
+    }
+  };
+  const size_t half = big / 2;
+  double t_half[2], t_full[2];
+  concurrent(half, t_half);
+  concurrent(big, t_full);
+  for (int k = 0; k < 2; ++k)
+    rows.push_back({"concurrent", 0, 1, cap / 2,
+                    half * 8.0 / std::max(1e-9, t_full[k] - t_half[k]) / 1e9, lat, 0,
+                    static_cast<double>(big), 1});
 
   // Relay a→c→b: capacity of the bottleneck hop, both latencies.
   const LinkConfig* ac = nullptr;

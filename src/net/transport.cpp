@@ -19,36 +19,34 @@ void sleep_until_run_time(const Transport& tr, double t) {
   if (dt > 0) std::this_thread::sleep_for(std::chrono::duration<double>(dt));
 }
 
+// One incoming flow of this DC: the final receive of a transfer, or the receive a relay
+// forwards from. Receives are posted at most `window` chunks ahead of the first incomplete one.
+// With the software shaper the senders pace the chunks and window covers them all; without it
+// (tc) a sender hands MPI every chunk at once, MPI interleaves their fragments on the socket, and
+// a relay would see no chunk complete before the last: a receive window (large chunks go by
+// rendezvous, so unposted ones wait at the sender) keeps chunks arriving in order. It is sized
+// from the hop's bandwidth-delay product so that it does not throttle the link.
+struct InFlow {
+  int prev_dc = 0, tag = 0;
+  char* dst = nullptr;
+  size_t bytes = 0, chunk = 0, nchunks = 0, window = 0;
+  std::vector<MPI_Request> reqs;
+  size_t posted = 0, done = 0;  // chunks posted / completed, both in order
+};
+
 // One outgoing flow of this DC: its own transfer (from sbuf) or a relayed one (from the
 // forward buffer, chunk by chunk as receives complete).
 struct OutFlow {
   int xi = 0, next_dc = 0, tag = 0;
   const char* data = nullptr;
   size_t bytes = 0, chunk = 0, nchunks = 0;
-  std::vector<MPI_Request>* arrivals = nullptr;  // relays: receives that feed this flow
+  const InFlow* arrivals = nullptr;              // relays: the receive that feeds this flow
   size_t reserved = 0;                           // chunks reserved so far
   double prev_start = -1e300;                    // start of the last reserved chunk
   std::vector<double> deliver;                   // per reserved chunk
   size_t sent = 0;
-  std::vector<MPI_Request> inflight;             // this flow's sends not yet known complete
 };
 
-// Unshaped flows keep at most this many chunks in flight: handing MPI every chunk at once lets
-// it interleave them all on the wire, so a relay would receive nothing whole until the end and
-// could not forward while the bytes flow (measured: half the link rate through a relay).
-constexpr size_t kUnshapedWindow = 2;
-
-size_t in_flight(std::vector<MPI_Request>& reqs) {
-  size_t k = 0;
-  while (k < reqs.size()) {
-    int done = 0;
-    MPI_CHECK(MPI_Test(&reqs[k], &done, MPI_STATUS_IGNORE));
-    if (!done) break;
-    ++k;
-  }
-  reqs.erase(reqs.begin(), reqs.begin() + k);
-  return reqs.size();
-}
 
 }  // namespace
 
@@ -113,10 +111,18 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   auto chunk_len = [](size_t bytes, size_t ch, size_t c) {
     return std::min(ch, bytes - std::min(bytes, c * ch));
   };
-  std::vector<MPI_Request> recvs;                  // final receives
-  std::vector<std::vector<MPI_Request>> relay_in(xs.size());
+  std::vector<InFlow> ins;
+  ins.reserve(xs.size());  // flows keep pointers into it
   std::vector<std::vector<char>> relay_buf(xs.size());
   std::vector<OutFlow> flows;
+  auto post_more = [&](InFlow& in) {
+    while (in.posted < in.nchunks && in.posted < in.done + in.window) {
+      MPI_CHECK(MPI_Irecv(in.dst + in.posted * in.chunk,
+                          static_cast<int>(chunk_len(in.bytes, in.chunk, in.posted)), MPI_BYTE,
+                          in.prev_dc, in.tag, channel, &in.reqs[in.posted]));
+      ++in.posted;
+    }
+  };
   for (size_t xi = 0; xi < xs.size(); ++xi) {
     const Transfer& x = xs[xi];
     const auto pos = std::find(x.path.begin(), x.path.end(), self);
@@ -126,16 +132,29 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     const size_t ch = chunk_for(x.path);
     const size_t nc = nchunks(x.bytes, ch);
     STRAIT_CHECK(ch <= static_cast<size_t>(INT_MAX), "chunk above 2 GiB");
-    if (h > 0) {  // receive (final or to forward), posted up front
-      char* dst = h + 1 == x.path.size() ? static_cast<char*>(x.rbuf)
-                                         : (relay_buf[xi].resize(x.bytes), relay_buf[xi].data());
-      auto& reqs = h + 1 == x.path.size() ? recvs : relay_in[xi];
-      for (size_t c = 0; c < nc; ++c) {
-        MPI_Request r;
-        MPI_CHECK(MPI_Irecv(dst + c * ch, static_cast<int>(chunk_len(x.bytes, ch, c)), MPI_BYTE,
-                            x.path[h - 1], tag, channel, &r));
-        reqs.push_back(r);
+    const InFlow* feed = nullptr;
+    if (h > 0) {  // receive: final, or to forward
+      InFlow in;
+      in.prev_dc = x.path[h - 1];
+      in.tag = tag;
+      in.dst = h + 1 == x.path.size() ? static_cast<char*>(x.rbuf)
+                                      : (relay_buf[xi].resize(x.bytes), relay_buf[xi].data());
+      in.bytes = x.bytes, in.chunk = ch, in.nchunks = nc;
+      in.window = nc;
+      if (!shaped_) {
+        const Link* l = scenario_[in.prev_dc * n_ + self].get();
+        const Link* back = scenario_[self * n_ + in.prev_dc].get();
+        const auto st = l->schedule().at(0);
+        const double rtt = st.latency_s + back->schedule().at(0).latency_s;
+        // A posted receive lets its chunk's data start one round trip later (rendezvous: the
+        // sender waits for the receiver's go-ahead), so two bandwidth-delay products are needed
+        // in flight to keep the link full.
+        in.window = std::min(nc, 4 + static_cast<size_t>(2 * st.capacity_bps / 8 * rtt / ch));
       }
+      in.reqs.assign(nc, MPI_REQUEST_NULL);
+      ins.push_back(std::move(in));
+      post_more(ins.back());
+      feed = &ins.back();
     }
     if (h + 1 < x.path.size()) {  // send (own data or relayed)
       OutFlow f;
@@ -146,7 +165,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       f.chunk = ch;
       f.nchunks = nc;
       f.data = h == 0 ? static_cast<const char*>(x.sbuf) : relay_buf[xi].data();
-      f.arrivals = h == 0 ? nullptr : &relay_in[xi];
+      f.arrivals = feed;
       flows.push_back(f);
     }
   }
@@ -154,24 +173,29 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   std::vector<MPI_Request> sends;
   std::vector<double> unshaped_bytes(n_, 0.0);
   for (;;) {
-    bool all_sent = true;
+    bool all_done = true;
     double next_event = 1e300;
+    for (auto& in : ins) {  // complete receives in order, keep the window posted
+      while (in.done < in.posted) {
+        int done = 0;
+        MPI_CHECK(MPI_Test(&in.reqs[in.done], &done, MPI_STATUS_IGNORE));
+        if (!done) break;
+        ++in.done;
+      }
+      post_more(in);
+      if (in.done < in.nchunks) {
+        all_done = false;
+        next_event = std::min(next_event, now() + 1e-4);
+      }
+    }
     const double t = now();
     for (auto& f : flows) {
       Link* link = links_[self * n_ + f.next_dc].get();
       // Reserve the next chunk once it is here (relays) and the previous one has started.
       while (f.reserved < f.nchunks) {
-        if (f.arrivals) {
-          int done = 0;
-          MPI_CHECK(MPI_Test(&(*f.arrivals)[f.reserved], &done, MPI_STATUS_IGNORE));
-          if (!done) break;
-        }
+        if (f.arrivals && f.arrivals->done <= f.reserved) break;  // not here yet
         if (shaped_ && f.prev_start > t) {
           next_event = std::min(next_event, f.prev_start);
-          break;
-        }
-        if (!shaped_ && in_flight(f.inflight) >= kUnshapedWindow) {
-          next_event = std::min(next_event, now() + 1e-4);
           break;
         }
         const double len = static_cast<double>(chunk_len(f.bytes, f.chunk, f.reserved));
@@ -190,15 +214,14 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         MPI_Request r;
         MPI_CHECK(MPI_Isend(f.data + f.sent * f.chunk, static_cast<int>(chunk_len(f.bytes, f.chunk, f.sent)),
                             MPI_BYTE, f.next_dc, f.tag, channel, &r));
-        if (shaped_) sends.push_back(r);
-        else f.inflight.push_back(r);
+        sends.push_back(r);
         ++f.sent;
       }
-      if (f.sent < f.nchunks) all_sent = false;
+      if (f.sent < f.nchunks) all_done = false;
       if (f.sent < f.reserved) next_event = std::min(next_event, f.deliver[f.sent]);
       if (f.arrivals && f.reserved < f.nchunks) next_event = std::min(next_event, now() + 1e-4);
     }
-    if (all_sent) break;
+    if (all_done) break;
     // Let MPI progress (rendezvous of earlier sends, relayed receives) while we wait.
     if (!sends.empty()) {
       int flag = 0;
@@ -207,9 +230,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     }
     if (next_event < 1e299) sleep_until_run_time(*this, std::min(next_event, now() + 1e-3));
   }
-  for (auto& f : flows) sends.insert(sends.end(), f.inflight.begin(), f.inflight.end());
   MPI_CHECK(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
-  MPI_CHECK(MPI_Waitall(static_cast<int>(recvs.size()), recvs.data(), MPI_STATUSES_IGNORE));
   if (!shaped_) {
     const double dt_ms = (now() - t_begin) * 1e3;
     std::lock_guard<std::mutex> lock(mu_);
