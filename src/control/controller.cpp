@@ -86,13 +86,14 @@ Decision Controller::on_step(int64_t step, const std::vector<RankMeasure>& m,
 StepExchange exchange_step(const Topology& topo, Controller* ctl, int64_t step,
                            const RankMeasure& mine, const std::vector<LinkCounters>& my_links) {
   const int W = topo.world_size, n = topo.num_dcs;
-  const int rec = RankMeasure::kFields + 2 * n * n;
+  const int rec = RankMeasure::kFields + 3 * n * n;  // record, then (bytes, busy, queued) per link
   std::vector<double> send(rec);
   const double* f = &mine.compute_ms;
   std::copy(f, f + RankMeasure::kFields, send.begin());
   for (int l = 0; l < n * n; ++l) {
-    send[RankMeasure::kFields + 2 * l] = my_links[l].bytes;
-    send[RankMeasure::kFields + 2 * l + 1] = my_links[l].busy_ms;
+    send[RankMeasure::kFields + 3 * l] = my_links[l].bytes;
+    send[RankMeasure::kFields + 3 * l + 1] = my_links[l].busy_ms;
+    send[RankMeasure::kFields + 3 * l + 2] = my_links[l].queued_ms;
   }
   std::vector<double> gathered(topo.world_rank == 0 ? static_cast<size_t>(W) * rec : 0);
   MPI_CHECK(MPI_Gather(send.data(), rec, MPI_DOUBLE, gathered.data(), rec, MPI_DOUBLE, 0,
@@ -108,8 +109,9 @@ StepExchange exchange_step(const Topology& topo, Controller* ctl, int64_t step,
       const double* g = gathered.data() + static_cast<size_t>(r) * rec;
       std::copy(g, g + RankMeasure::kFields, &out.ranks[r].compute_ms);
       for (int l = 0; l < n * n; ++l) {
-        out.links[l].bytes += g[RankMeasure::kFields + 2 * l];
-        out.links[l].busy_ms += g[RankMeasure::kFields + 2 * l + 1];
+        out.links[l].bytes += g[RankMeasure::kFields + 3 * l];
+        out.links[l].busy_ms += g[RankMeasure::kFields + 3 * l + 1];
+        out.links[l].queued_ms += g[RankMeasure::kFields + 3 * l + 2];
       }
     }
     const double t0 = MPI_Wtime();

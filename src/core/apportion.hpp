@@ -5,13 +5,19 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
 #include <vector>
+
+#include "core/check.hpp"
 
 namespace strait {
 
 // Requires total >= floor_each · fractions.size(). Deterministic: ties go to the lower index.
 inline std::vector<int> apportion(const std::vector<double>& fractions, int total, int floor_each) {
   const int n = static_cast<int>(fractions.size());
+  STRAIT_CHECK(n > 0 && total >= floor_each * n, "apportion: " + std::to_string(total) +
+                                                     " units cannot give " + std::to_string(n) +
+                                                     " parts at least " + std::to_string(floor_each));
   const double sum = std::accumulate(fractions.begin(), fractions.end(), 0.0);
   const int free_units = total - floor_each * n;
   std::vector<int> out(n, floor_each);

@@ -89,7 +89,8 @@ size_t Transport::chunk_for(const std::vector<int>& path) const {
   for (size_t h = 0; h + 1 < path.size(); ++h)
     bps = std::min(bps, links_[path[h] * n_ + path[h + 1]]->schedule().at(0).capacity_bps);
   const double want = bps / 8 * kChunkSeconds;
-  return static_cast<size_t>(std::clamp(want, 4096.0, static_cast<double>(chunk_)));
+  const double hi = static_cast<double>(chunk_);
+  return static_cast<size_t>(std::clamp(want, std::min(4096.0, hi), hi));
 }
 
 void Transport::set_paths(const std::vector<std::vector<int>>& paths) {

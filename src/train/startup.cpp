@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -48,6 +49,24 @@ void check_checkpoint_fits(const Config& cfg, const Checkpoint& ck) {
     if (static_cast<int>(ck.splits[d].size()) != cfg.datacenters[d].ranks)
       throw std::runtime_error("datacenter " + cfg.datacenters[d].name +
                                " has a different rank count than in the checkpoint");
+  auto same_tensors = [&](const std::vector<NamedTensor>& ts, const char* what) {
+    if (ts.size() != full.tensors.size())
+      throw std::runtime_error(std::string(what) + " has a different tensor count than the model");
+    for (size_t i = 0; i < ts.size(); ++i)
+      if (ts[i].name != full.tensors[i].name || ts[i].shape != full.tensors[i].shape ||
+          ts[i].data.size() != full.tensors[i].full_size())
+        throw std::runtime_error(std::string(what) + " tensor " + ts[i].name +
+                                 " does not match the config's model");
+  };
+  for (const auto& ex : ck.experts) {
+    same_tensors(ex.adam_m, "adam_m");
+    same_tensors(ex.adam_v, "adam_v");
+    if (ex.adam_t < 0) throw std::runtime_error("has a negative Adam step count");
+  }
+  if (ck.seed != cfg.train.seed)
+    throw std::runtime_error("was written with seed " + std::to_string(ck.seed) +
+                             ", the config has train.seed = " + std::to_string(cfg.train.seed));
+  if (ck.next_step < 0) throw std::runtime_error("has a negative next_step");
   if (ck.next_step >= cfg.train.steps)
     throw std::runtime_error("is at step " + std::to_string(ck.next_step) + ", the run has only " +
                              std::to_string(cfg.train.steps));
@@ -60,6 +79,19 @@ std::string check_startup(const Config& cfg, const TrainOptions& opt, Checkpoint
   if (cfg.backend == "cuda" && cuda_devices() == 0)
     return "run.backend = \"cuda\" but no CUDA device is visible (or this build has no CUDA "
            "backend); use \"cpu\" or \"auto\"";
+  if (!opt.trace_path.empty() && !opt.checkpoint_path.empty() &&
+      fs::weakly_canonical(opt.trace_path) == fs::weakly_canonical(opt.checkpoint_path))
+    return "trace and checkpoint are the same file (" + opt.trace_path +
+           "); expected different trace.path and checkpoint.path";
+  if (!opt.resume.empty() && !opt.trace_path.empty() &&
+      fs::weakly_canonical(opt.trace_path) == fs::weakly_canonical(opt.resume))
+    return "--resume " + opt.resume + " is also the trace path; expected a different --out";
+  {  // every MPI count in the sync and checkpoint paths is an int of floats
+    const Layout full = make_layout(cfg.model, shard_specs(cfg.model, {1.0})[0]);
+    if (full.full_total > static_cast<size_t>(INT_MAX))
+      return "model: " + std::to_string(full.full_total) +
+             " parameters per expert; expected at most 2^31 - 1 in this version";
+  }
   if (!opt.trace_path.empty() && fs::exists(opt.trace_path) && !opt.force)
     return "trace " + opt.trace_path + " exists; pass --force to overwrite it";
   if (!opt.checkpoint_path.empty() && fs::exists(opt.checkpoint_path) && !opt.force &&

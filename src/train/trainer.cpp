@@ -4,6 +4,7 @@
 // status and none hangs.
 #include "train/trainer.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -29,8 +30,11 @@ namespace strait {
 
 namespace {
 
-volatile std::sig_atomic_t g_stop_signal = 0;
-extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
+// Set by the handler, read by the step loop (and possibly another thread): a lock-free atomic is
+// both async-signal-safe and race-free.
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+extern "C" void on_stop_signal(int sig) { g_stop_signal.store(sig, std::memory_order_relaxed); }
 
 // The path selector's paths, decided on rank 0, handed to every rank's transport.
 void share_paths(const Topology& topo, const Controller* ctl, Transport& transport) {
@@ -247,7 +251,7 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
             static_cast<float>(cfg.train.weight_decay), ps.adam_t);
     be.synchronize();
     me.optimizer_ms = now_ms() - t0;
-    me.stop = g_stop_signal != 0 ? 1.0 : 0.0;
+    me.stop = g_stop_signal.load(std::memory_order_relaxed) != 0 ? 1.0 : 0.0;
     me.split = splits[topo.dc][topo.local_rank];
 
     // 4. measurements to the controller, its decision back

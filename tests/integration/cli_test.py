@@ -113,6 +113,11 @@ def case_bad_input():
     rc, out, err = run(3, "train", "--config", config("shortcorpus"), "--set", f'train.corpus="{short}"')
     check(rc == 2 and "train.corpus" in err and "seq_len" in err, f"a too short corpus is refused: {err.strip()[:200]}")
     check(not os.path.exists(trace_of("shortcorpus")), "too short corpus: no trace file")
+    # Trace and checkpoint on one path would overwrite each other: refused.
+    same = os.path.join(TMP, "same.h5")
+    rc, out, err = run(3, "train", "--config", config("samepath"), "--set", f'trace.path="{same}"',
+                       "--set", f'checkpoint.path="{same}"')
+    check(rc == 2 and "same file" in err and not os.path.exists(same), f"trace == checkpoint refused: {err.strip()[:160]}")
     # World size different from the datacenters' ranks.
     rc, out, err = run(2, "train", "--config", config("ws"))
     check(rc == 2 and "mpirun -np 3" in err, f"world size mismatch is reported: {err.strip()[:200]}")
