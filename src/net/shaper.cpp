@@ -28,8 +28,8 @@ Link::Link(LinkSchedule s, double jitter_s, uint64_t jitter_seed)
                                 " s; expected a number >= 0");
 }
 
-Link::Link(const Link& other) : sched_(other.sched_) {
-  std::lock_guard<std::mutex> lock(other.mu_);
+// Copies the state of `other`; the caller holds both locks (or owns *this alone).
+void Link::copy_state(const Link& other) {
   jitter_s_ = other.jitter_s_;
   jitter_seed_ = other.jitter_seed_;
   free_at_ = other.free_at_;
@@ -38,16 +38,16 @@ Link::Link(const Link& other) : sched_(other.sched_) {
   counters_ = other.counters_;
 }
 
+Link::Link(const Link& other) : sched_(other.sched_) {
+  std::lock_guard<std::mutex> lock(other.mu_);
+  copy_state(other);
+}
+
 Link& Link::operator=(const Link& other) {
   if (this == &other) return *this;
   std::scoped_lock lock(mu_, other.mu_);
   sched_ = other.sched_;
-  jitter_s_ = other.jitter_s_;
-  jitter_seed_ = other.jitter_seed_;
-  free_at_ = other.free_at_;
-  last_deliver_ = other.last_deliver_;
-  reserved_ = other.reserved_;
-  counters_ = other.counters_;
+  copy_state(other);
   return *this;
 }
 

@@ -60,6 +60,7 @@ class Link {
   static constexpr uint64_t kJitterStream = 0x6a6974746572ull;  // "jitter"
 
  private:
+  void copy_state(const Link& other);
   mutable std::mutex mu_;
   LinkSchedule sched_;
   double jitter_s_;
