@@ -1,15 +1,21 @@
 // cuda_backend.cu — Backend<float> on one CUDA device (see src/backend/backend.hpp for every op's
 // contract and src/backend/cpu_backend.cpp for the reference semantics this file matches).
 // - Matmuls: cuBLAS on row-major data through the operand swap (a row-major (M,N) matrix is a
-//   column-major (N,M) one, so C = A·B becomes Cᵀ = Bᵀ·Aᵀ with no copies). FP32 storage, TF32
-//   tensor-op math by default; STRAIT_CUDA_MATH=fp32 turns TF32 off. BF16 is not done.
+//   column-major (N,M) one, so C = A·B becomes Cᵀ = Bᵀ·Aᵀ with no copies). FP32 storage
+//   everywhere (master weights, activations, gradients); the GEMM compute type is the run's
+//   choice (run.gpu_math): TF32 tensor cores (default), BF16 tensor cores (cuBLAS rounds the
+//   FP32 operands to BF16 inside the GEMM and accumulates in FP32), or plain FP32.
 // - Attention: strided-batched GEMMs over heads (or over sequences, whichever is more numerous)
 //   on strided views of the QKV buffer, plus fused causal softmax kernels (forward, backward).
 // - Everything else: small kernels of ours. Column reductions (bias and LayerNorm weight
 //   gradients) and embedding gradients are deterministic: fixed-order sums, no float atomics.
-// - All work goes to one stream owned by the backend; to_host / from_host / softmax_xent's loss
-//   are the only synchronising calls. Ops never allocate, except a grow-only workspace the first
-//   time a larger shape needs one.
+// - Streams: every op goes to the compute stream; the inter-datacenter staging copies
+//   (stage_out / stage_in) go to a sync stream, ordered with the compute stream by events, into
+//   page-locked host memory. In a step the host waits only in loss_sum() (after the whole
+//   forward and backward are queued) and in stage_out (the gradients must be on the host to
+//   cross datacenters). to_host / from_host are synchronous and used outside the step loop.
+// - Ops never allocate, except grow-only workspaces the first time a larger shape needs one
+//   (the first step, or the first after a re-split changes this rank's shard).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -431,18 +437,29 @@ struct Workspace {
   }
 };
 
+// run.gpu_math → cuBLAS compute type (all operands stay CUDA_R_32F).
+cublasComputeType_t compute_type_for(const std::string& math) {
+  if (math == "tf32") return CUBLAS_COMPUTE_32F_FAST_TF32;
+  if (math == "bf16") return CUBLAS_COMPUTE_32F_FAST_16BF;
+  if (math == "fp32") return CUBLAS_COMPUTE_32F;
+  STRAIT_FATAL("run.gpu_math: unknown GPU matmul math \"" + math + "\"; expected tf32, bf16 or fp32");
+}
+
 class CudaBackend final : public Backend<float> {
  public:
-  explicit CudaBackend(int device) : device_(device) {
+  CudaBackend(int device, const std::string& math)
+      : device_(device), math_(math), compute_(compute_type_for(math)) {
     CUDA_CHECK(cudaSetDevice(device_));
     CUDA_CHECK(cudaStreamCreate(&stream_));  // blocking: ordered with the legacy default stream
+    // The sync stream never waits on the legacy default stream; the events order it.
+    CUDA_CHECK(cudaStreamCreateWithFlags(&sync_stream_, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreateWithFlags(&ev_compute_, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&ev_staged_in_, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&ev_tokens_, cudaEventDisableTiming));
     CUBLAS_CHECK(cublasCreate(&blas_));
     CUBLAS_CHECK(cublasSetStream(blas_, stream_));  // resets the workspace: set it afterwards
     CUDA_CHECK(cudaMalloc(&blas_ws_, kBlasWorkspace));
     CUBLAS_CHECK(cublasSetWorkspace(blas_, blas_ws_, kBlasWorkspace));
-    const char* math = std::getenv("STRAIT_CUDA_MATH");
-    tf32_ = !(math && std::strcmp(math, "fp32") == 0);
-    CUBLAS_CHECK(cublasSetMathMode(blas_, tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
     CUDA_CHECK(cudaMalloc(&loss_dev_, sizeof(double)));
     CUDA_CHECK(cudaMallocHost(&loss_host_, sizeof(double)));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
@@ -458,14 +475,20 @@ class CudaBackend final : public Backend<float> {
       if (it != stream_map().end() && it->second == stream_) stream_map().erase(it);
     }
     (void)cudaStreamSynchronize(stream_);
+    (void)cudaStreamSynchronize(sync_stream_);
     (void)cublasDestroy(blas_);
     (void)cudaFree(blas_ws_);
     (void)cudaFree(loss_dev_);
     (void)cudaFreeHost(loss_host_);
+    if (tok_host_) (void)cudaFreeHost(tok_host_);
+    (void)cudaEventDestroy(ev_compute_);
+    (void)cudaEventDestroy(ev_staged_in_);
+    (void)cudaEventDestroy(ev_tokens_);
+    (void)cudaStreamDestroy(sync_stream_);
     (void)cudaStreamDestroy(stream_);
   }
 
-  std::string name() const override { return tf32_ ? "cuda" : "cuda-fp32"; }
+  std::string name() const override { return "cuda-" + math_; }
 
   // ---- memory ----
   float* alloc(size_t n) override { return static_cast<float*>(dev_alloc(n * sizeof(float))); }
@@ -499,12 +522,55 @@ class CudaBackend final : public Backend<float> {
     return static_cast<int32_t*>(dev_alloc(n * sizeof(int32_t)));
   }
   void free_tokens(int32_t* p) override { dev_free(p); }
+  // Through a page-locked bounce buffer, so the copy is queued and the host does not wait for
+  // it; the host waits only for the previous token copy out of that buffer (long done).
   void tokens_from_host(int32_t* dev, const int32_t* host, size_t n) override {
     if (!n) return;
-    CUDA_CHECK(cudaMemcpyAsync(dev, host, n * sizeof(int32_t), cudaMemcpyHostToDevice, stream_));
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    CUDA_CHECK(cudaEventSynchronize(ev_tokens_));  // the bounce buffer is free again
+    if (n > tok_cap_) {
+      if (tok_host_) CUDA_CHECK(cudaFreeHost(tok_host_));
+      tok_host_ = nullptr;
+      CUDA_CHECK(cudaMallocHost(&tok_host_, n * sizeof(int32_t)));
+      tok_cap_ = n;
+    }
+    std::memcpy(tok_host_, host, n * sizeof(int32_t));
+    CUDA_CHECK(cudaMemcpyAsync(dev, tok_host_, n * sizeof(int32_t), cudaMemcpyHostToDevice,
+                               stream_));
+    CUDA_CHECK(cudaEventRecord(ev_tokens_, stream_));
   }
   void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+  // ---- inter-datacenter staging (sync stream) ----
+  // These may be called from a thread other than the one that made the backend (an overlap
+  // scheduler's), so they select the device first; one thread at a time stages.
+  float* alloc_host(size_t n) override {
+    CUDA_CHECK(cudaSetDevice(device_));
+    void* p = nullptr;
+    const size_t bytes = std::max<size_t>(n * sizeof(float), 4);
+    CUDA_CHECK(cudaMallocHost(&p, bytes));
+    std::memset(p, 0, bytes);
+    return static_cast<float*>(p);
+  }
+  void free_host(float* p) override {
+    if (p) CUDA_CHECK(cudaFreeHost(p));  // waits for copies still reading or writing it
+  }
+  void stage_out(float* host, const float* dev, size_t n) override {
+    if (!n) return;
+    CUDA_CHECK(cudaSetDevice(device_));
+    CUDA_CHECK(cudaEventRecord(ev_compute_, stream_));  // everything queued so far
+    CUDA_CHECK(cudaStreamWaitEvent(sync_stream_, ev_compute_, 0));
+    CUDA_CHECK(cudaMemcpyAsync(host, dev, n * sizeof(float), cudaMemcpyDeviceToHost,
+                               sync_stream_));
+    CUDA_CHECK(cudaStreamSynchronize(sync_stream_));
+  }
+  void stage_in(float* dev, const float* host, size_t n) override {
+    if (!n) return;
+    CUDA_CHECK(cudaSetDevice(device_));
+    CUDA_CHECK(cudaMemcpyAsync(dev, host, n * sizeof(float), cudaMemcpyHostToDevice,
+                               sync_stream_));
+    CUDA_CHECK(cudaEventRecord(ev_staged_in_, sync_stream_));
+    CUDA_CHECK(cudaStreamWaitEvent(stream_, ev_staged_in_, 0));  // later compute sees dev
+  }
 
   // ---- dense ----
   void gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda,
@@ -646,15 +712,20 @@ class CudaBackend final : public Backend<float> {
   }
 
   // ---- loss ----
-  double softmax_xent(float* logits, float* losses, const int32_t* targets, int N, int V,
-                      float grad_scale) override {
-    if (!N) return 0.0;
+  void softmax_xent(float* logits, float* losses, const int32_t* targets, int N, int V,
+                    float grad_scale) override {
+    if (!N) {
+      CUDA_CHECK(cudaMemsetAsync(loss_dev_, 0, sizeof(double), stream_));
+      return;
+    }
     if (V > 0) vocab_hint_ = std::max(vocab_hint_, V);
     const int threads = V >= 1024 ? 1024 : (V >= 512 ? 512 : 256);
     k_softmax_xent<<<N, threads, 0, stream_>>>(logits, losses, targets, V, grad_scale);
     CUDA_CHECK_LAUNCH();
     k_sum_to_double<<<1, 1024, 0, stream_>>>(loss_dev_, losses, N);
     CUDA_CHECK_LAUNCH();
+  }
+  double loss_sum() override {
     CUDA_CHECK(cudaMemcpyAsync(loss_host_, loss_dev_, sizeof(double), cudaMemcpyDeviceToHost,
                                stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -703,10 +774,13 @@ class CudaBackend final : public Backend<float> {
     const cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     if (batch == 1) {
-      CUBLAS_CHECK(cublasSgemm(blas_, opB, opA, N, M, K, &alpha, B, ldb, A, lda, &beta, C, ldc));
+      CUBLAS_CHECK(cublasGemmEx(blas_, opB, opA, N, M, K, &alpha, B, CUDA_R_32F, ldb, A,
+                                CUDA_R_32F, lda, &beta, C, CUDA_R_32F, ldc, compute_,
+                                CUBLAS_GEMM_DEFAULT));
     } else {
-      CUBLAS_CHECK(cublasSgemmStridedBatched(blas_, opB, opA, N, M, K, &alpha, B, ldb, sB, A, lda,
-                                             sA, &beta, C, ldc, sC, batch));
+      CUBLAS_CHECK(cublasGemmStridedBatchedEx(blas_, opB, opA, N, M, K, &alpha, B, CUDA_R_32F, ldb,
+                                              sB, A, CUDA_R_32F, lda, sA, &beta, C, CUDA_R_32F,
+                                              ldc, sC, batch, compute_, CUBLAS_GEMM_DEFAULT));
     }
   }
 
@@ -754,10 +828,17 @@ class CudaBackend final : public Backend<float> {
   }
 
   int device_;
-  cudaStream_t stream_ = nullptr;
+  std::string math_;                  // run.gpu_math
+  cublasComputeType_t compute_;       // its cuBLAS compute type
+  cudaStream_t stream_ = nullptr;       // compute: every op
+  cudaStream_t sync_stream_ = nullptr;  // inter-DC staging copies
+  cudaEvent_t ev_compute_ = nullptr;    // compute work a stage_out waits for
+  cudaEvent_t ev_staged_in_ = nullptr;  // a stage_in copy that later compute waits for
+  cudaEvent_t ev_tokens_ = nullptr;     // the last token copy out of tok_host_
+  int32_t* tok_host_ = nullptr;         // (tok_cap_) page-locked bounce buffer for tokens
+  size_t tok_cap_ = 0;
   cublasHandle_t blas_ = nullptr;
   void* blas_ws_ = nullptr;
-  bool tf32_ = true;
   int sms_ = 1;
   double* loss_dev_ = nullptr;   // (1) loss sum of the last softmax_xent
   double* loss_host_ = nullptr;  // (1) pinned
@@ -768,8 +849,8 @@ class CudaBackend final : public Backend<float> {
 
 }  // namespace
 
-std::unique_ptr<Backend<float>> make_cuda_backend(int device) {
-  return std::make_unique<CudaBackend>(device);
+std::unique_ptr<Backend<float>> make_cuda_backend(int device, const std::string& math) {
+  return std::make_unique<CudaBackend>(device, math);
 }
 
 }  // namespace strait

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <string>
 
 #include "backend/backend.hpp"
 #include "backend/dc_comm.hpp"
@@ -14,9 +15,9 @@ namespace strait {
 // Visible CUDA devices; 0 when there is no driver or no device (never aborts).
 int cuda_device_count();
 
-// A Backend<float> on `device`: one compute stream, cuBLAS with TF32 tensor-op math unless the
-// environment says STRAIT_CUDA_MATH=fp32 (read when the backend is made).
-std::unique_ptr<Backend<float>> make_cuda_backend(int device);
+// A Backend<float> on `device`: a compute stream, a sync stream for inter-datacenter staging,
+// cuBLAS GEMMs with the compute type `math` names ("tf32", "bf16" or "fp32": run.gpu_math).
+std::unique_ptr<Backend<float>> make_cuda_backend(int device, const std::string& math);
 
 // Sum-reductions inside one datacenter over device buffers of the backend on `device`.
 // dc_comm == MPI_COMM_NULL or a communicator of size 1: a no-op comm that makes no MPI call.

@@ -30,6 +30,20 @@ class Backend {
   virtual void tokens_from_host(int32_t* dev, const int32_t* host, size_t n) = 0;
   virtual void synchronize() {}                    // wait for queued work (timing boundaries)
 
+  // ---- inter-datacenter staging ----
+  // Gradients cross datacenters through host memory (the transport is MPI over host buffers).
+  // CUDA runs these copies on a sync stream of their own, ordered with the compute stream by
+  // events, so that kernels queued after a stage_out keep running while the bytes move.
+  // Host memory for staging: page-locked on CUDA (DMA, no bounce), plain memory on the CPU.
+  virtual T* alloc_host(size_t n) = 0;             // n elements, zeroed
+  virtual void free_host(T* p) = 0;
+  // host ← dev once everything queued so far on the compute stream is done; returns when host
+  // holds the data.
+  virtual void stage_out(T* host, const T* dev, size_t n) = 0;
+  // dev ← host; work queued on the compute stream after this call sees the data. The host
+  // thread does not wait: host must stay unchanged until the next stage_out or synchronize().
+  virtual void stage_in(T* dev, const T* host, size_t n) = 0;
+
   // ---- dense ----
   // C(M,N) = alpha · op(A) · op(B) + beta · C, row-major with leading dimensions.
   virtual void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda,
@@ -70,9 +84,12 @@ class Backend {
 
   // ---- loss ----
   // logits (N,V) are replaced by dloss/dlogits · grad_scale; losses(N) get −log p[target].
-  // Returns the sum of the N losses (on the host).
-  virtual double softmax_xent(T* logits, T* losses, const int32_t* targets, int N, int V,
-                              T grad_scale) = 0;
+  // The sum of the N losses stays with the backend until loss_sum() reads it, so that the host
+  // need not wait for the forward pass before it queues the backward one.
+  virtual void softmax_xent(T* logits, T* losses, const int32_t* targets, int N, int V,
+                            T grad_scale) = 0;
+  // The sum of the last softmax_xent's losses, in double. Waits for that work (CUDA).
+  virtual double loss_sum() = 0;
 
   // ---- optimizer ----
   // AdamW with bias correction for step t (1-based) over n elements.

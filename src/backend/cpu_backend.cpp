@@ -53,6 +53,12 @@ class CpuBackend final : public Backend<T> {
     std::memcpy(d, h, n * sizeof(int32_t));
   }
 
+  // Host memory is the backend's memory: staging is a plain copy.
+  T* alloc_host(size_t n) override { return alloc(n); }
+  void free_host(T* p) override { free(p); }
+  void stage_out(T* h, const T* d, size_t n) override { to_host(h, d, n); }
+  void stage_in(T* d, const T* h, size_t n) override { from_host(d, h, n); }
+
   void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B,
             int ldb, T beta, T* C, int ldc) override {
     blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -220,8 +226,8 @@ class CpuBackend final : public Backend<T> {
       }
   }
 
-  double softmax_xent(T* logits, T* losses, const int32_t* targets, int N, int V,
-                      T grad_scale) override {
+  void softmax_xent(T* logits, T* losses, const int32_t* targets, int N, int V,
+                    T grad_scale) override {
     double total = 0;
     for (int i = 0; i < N; ++i) {
       T* z = logits + static_cast<size_t>(i) * V;
@@ -238,8 +244,9 @@ class CpuBackend final : public Backend<T> {
       for (int j = 0; j < V; ++j) z[j] = z[j] * inv * grad_scale;
       z[y] -= grad_scale;
     }
-    return total;
+    loss_sum_ = total;
   }
+  double loss_sum() override { return loss_sum_; }
 
   void adam(T* p, const T* g, T* m, T* v, size_t n, T lr, T b1, T b2, T eps, T wd,
             int64_t t) override {
@@ -252,6 +259,9 @@ class CpuBackend final : public Backend<T> {
       p[i] -= lr * (mh / (std::sqrt(vh) + eps) + wd * p[i]);
     }
   }
+
+ private:
+  double loss_sum_ = 0;  // of the last softmax_xent
 };
 
 }  // namespace

@@ -20,7 +20,8 @@ int cuda_devices() {
 #endif
 }
 
-ComputeBackend make_compute_backend(const std::string& kind, MPI_Comm dc_comm, int local_rank) {
+ComputeBackend make_compute_backend(const std::string& kind, const std::string& gpu_math,
+                                    MPI_Comm dc_comm, int local_rank) {
   ComputeBackend out;
   const bool want_cuda = kind == "cuda" || (kind == "auto" && cuda_devices() > 0);
   if (want_cuda) {
@@ -28,12 +29,13 @@ ComputeBackend make_compute_backend(const std::string& kind, MPI_Comm dc_comm, i
     const int n = cuda_devices();
     if (n == 0) throw std::runtime_error("run.backend = \"cuda\" but no CUDA device is visible");
     const int dev = local_rank % n;
-    out.be = make_cuda_backend(dev);
+    out.be = make_cuda_backend(dev, gpu_math);
     out.dc = make_nccl_dc_comm(dc_comm, dev);
     out.name = "cuda";
     return out;
 #else
     (void)local_rank;
+    (void)gpu_math;
     throw std::runtime_error("run.backend = \"cuda\" but this build has no CUDA backend "
                              "(nvcc was not found at configure time)");
 #endif

@@ -18,10 +18,12 @@ struct ComputeBackend {
   std::string name;                   // "cpu" or "cuda"
 };
 
-// kind: "cpu" | "cuda" | "auto". dc_comm: the DC's communicator (MPI_COMM_NULL for one rank).
-// local_rank picks the GPU. Throws std::runtime_error when "cuda" is asked for and there is no
-// CUDA build or no visible device.
-ComputeBackend make_compute_backend(const std::string& kind, MPI_Comm dc_comm, int local_rank);
+// kind: "cpu" | "cuda" | "auto". gpu_math: "tf32" | "bf16" | "fp32", the CUDA GEMM compute type
+// (the CPU backend computes in FP32 and ignores it). dc_comm: the DC's communicator
+// (MPI_COMM_NULL for one rank). local_rank picks the GPU. Throws std::runtime_error when "cuda"
+// is asked for and there is no CUDA build or no visible device.
+ComputeBackend make_compute_backend(const std::string& kind, const std::string& gpu_math,
+                                    MPI_Comm dc_comm, int local_rank);
 
 // Number of visible CUDA devices (0 without a CUDA build).
 int cuda_devices();

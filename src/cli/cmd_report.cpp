@@ -77,6 +77,13 @@ void print_summary(const std::string& path, const TraceData& d) {
   std::printf("version      %s (commit %s)\n", m.version.c_str(), m.commit.c_str());
   if (!m.start_time.empty()) std::printf("started      %s\n", m.start_time.c_str());
   if (!m.config_file.empty()) std::printf("config       %s\n", m.config_file.c_str());
+  if (!m.backends.empty()) {  // traces before the attribute existed have none
+    std::map<std::string, int> per;
+    for (const auto& b : m.backends) ++per[b];
+    std::printf("backend     ");
+    for (const auto& [name, n] : per) std::printf(" %s (%d rank%s)", name.c_str(), n, n == 1 ? "" : "s");
+    std::printf("\n");
+  }
   std::printf("world        %d ranks, %zu datacenters: %s\n", m.world_size, m.dc_names.size(),
               rank_map(m).c_str());
   std::printf("seed         %llu\n", static_cast<unsigned long long>(m.seed));

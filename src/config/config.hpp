@@ -117,6 +117,7 @@ struct Config {
   std::string run_name = "default";
   std::string out_dir = "results/runs";
   std::string backend = "cpu"; // "cpu" | "cuda" | "auto"
+  std::string gpu_math = "tf32";  // CUDA matmul compute: "tf32" | "bf16" | "fp32" (FP32 storage)
   double memory_limit_gb = 0;  // 0: MemTotal of this machine
   std::vector<DatacenterConfig> datacenters;
   NetworkConfig network;

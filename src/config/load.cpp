@@ -30,7 +30,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
   static const std::map<std::string, std::vector<std::string>> s = {
       {"", {"run", "datacenter", "network", "link", "model", "train", "control", "trace",
             "checkpoint"}},
-      {"run", {"name", "out_dir", "backend", "memory_limit_gb"}},
+      {"run", {"name", "out_dir", "backend", "gpu_math", "memory_limit_gb"}},
       {"datacenter", {"name", "ranks", "speed", "split"}},
       {"network", {"shaper", "time_scale", "chunk_kib", "default_capacity_gbps",
                    "default_latency_ms", "default_jitter_ms", "full_mesh"}},
@@ -51,7 +51,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
 const std::set<std::string> kArraysOfTables = {"datacenter", "link", "control.resplit"};
 // Keys that only take strings: a --set value for them is never parsed as another TOML type.
 const std::set<std::string> kStringKeys = {
-    "run.name", "run.out_dir", "run.backend", "datacenter.name", "network.shaper", "link.from",
+    "run.name", "run.out_dir", "run.backend", "run.gpu_math", "datacenter.name", "network.shaper", "link.from",
     "link.to", "link.schedule",
     "train.corpus", "control.forecaster", "control.balancer", "control.path_selector",
     "control.sync_planner", "control.overlap", "control.resplit.datacenter", "trace.path",
@@ -486,6 +486,10 @@ void read_run(Checker& c, const toml::table* t, Config& cfg) {
       cfg.backend != "cpu" && cfg.backend != "cuda" && cfg.backend != "auto")
     c.fail(child(t, "backend"), "run.backend", "unknown backend " + q(cfg.backend),
            "one of cpu, cuda, auto");
+  if (read_string(c, t, "gpu_math", "run.gpu_math", cfg.gpu_math) == Got::ok &&
+      cfg.gpu_math != "tf32" && cfg.gpu_math != "bf16" && cfg.gpu_math != "fp32")
+    c.fail(child(t, "gpu_math"), "run.gpu_math", "unknown GPU matmul math " + q(cfg.gpu_math),
+           "one of tf32, bf16, fp32");
   read_number(c, t, "memory_limit_gb", "run.memory_limit_gb", cfg.memory_limit_gb,
               [](double x) { return x >= 0; }, "a number >= 0 (GiB per rank; 0 = MemTotal)");
 }

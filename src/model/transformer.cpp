@@ -97,9 +97,9 @@ double Transformer<T>::forward(ParamSet<T>& ps, const int32_t* tokens, const int
   const int N = B * Tn_;
   std::vector<T> keep(static_cast<size_t>(N) * V_);
   be_.to_host(keep.data(), logits_, keep.size());
-  const double sum = be_.softmax_xent(logits_, losses_, targets_, N, V_, T(1) / N);
+  be_.softmax_xent(logits_, losses_, targets_, N, V_, T(1) / N);
   be_.from_host(logits_, keep.data(), keep.size());  // leave the logits readable
-  return sum / N;
+  return be_.loss_sum() / N;
 }
 
 template <typename T>
@@ -123,7 +123,7 @@ double Transformer<T>::forward_backward(ParamSet<T>& ps, const int32_t* tokens,
   auto D = [&](int idx) { return G + l.tensors[idx].offset; };
   be_.zero(G, l.shard_total);
 
-  const double loss_sum = be_.softmax_xent(logits_, losses_, targets_, N, V_, T(1) / N);
+  be_.softmax_xent(logits_, losses_, targets_, N, V_, T(1) / N);  // its sum is read at the end
   logits_valid_ = false;  // now holds dloss/dlogits
   // LM head (tied): dlnf (N,C) = dlogits (N,V)·wte (V,C); dwte += dlogitsᵀ·lnf.
   be_.gemm(false, false, N, C, V_, T(1), logits_, V_, W(l.wte), C, T(0), tmp_, C);
@@ -158,7 +158,7 @@ double Transformer<T>::forward_backward(ParamSet<T>& ps, const int32_t* tokens,
                       a.ln1_rstd, N, C);
   }
   be_.embedding_bwd(D(l.wte), D(l.wpe), dres_, tokens_, B, Tn_, C);
-  return loss_sum / N;
+  return be_.loss_sum() / N;  // read once the whole pass is queued
 }
 
 double model_flops_per_token(const ModelConfig& m) {

@@ -7,8 +7,9 @@
 
 namespace strait {
 
-SyncChannel SyncChannel::open(const Topology& t) {
+SyncChannel SyncChannel::open(const Topology& t, Backend<float>& be) {
   SyncChannel ch;
+  ch.shard = HostBuffer<float>(&be);
   MPI_CHECK(MPI_Comm_dup(t.dc_comm, &ch.dc));
   if (t.gateway_comm != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_dup(t.gateway_comm, &ch.gateways));
   return ch;

@@ -10,7 +10,7 @@ void HierarchicalSync::sync(ParamSet<float>& ps, SyncChannel& ch, const SyncInpu
                             Transport& tr) {
   const auto& t = *in.topo;
   ch.shard.resize(ps.layout.shard_total);
-  ps.be->to_host(ch.shard.data(), ps.grads, ch.shard.size());
+  ps.be->stage_out(ch.shard.data(), ps.grads, ch.shard.size());
   gather_full_to_gateway(ch.shard.data(), ch, in);
   if (t.is_gateway) {
     const float w = static_cast<float>(in.weight);
@@ -19,7 +19,7 @@ void HierarchicalSync::sync(ParamSet<float>& ps, SyncChannel& ch, const SyncInpu
     ring_allreduce(ch.full.data(), ch.full.size(), ch, t, tr);
   }
   scatter_full_from_gateway(ch, in);
-  ps.be->from_host(ps.grads, ch.shard.data(), ch.shard.size());
+  ps.be->stage_in(ps.grads, ch.shard.data(), ch.shard.size());
 }
 
 }  // namespace strait

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/host_buffer.hpp"
 #include "model/params.hpp"
 #include "net/transport.hpp"
 #include "topo/topology.hpp"
@@ -19,11 +20,14 @@ namespace strait {
 
 // Per-expert synchronisation state: its own communicators (so two experts' syncs can be in
 // flight at once without matching each other's messages) and reusable staging buffers.
+// shard is the backend's staging memory (page-locked on a GPU): stage_out / stage_in move the
+// rank's gradient shard between it and the device.
 struct SyncChannel {
   MPI_Comm dc = MPI_COMM_NULL;        // dup of the DC communicator
   MPI_Comm gateways = MPI_COMM_NULL;  // dup of the gateway communicator (gateways only)
-  std::vector<float> shard, full, gathered, ring;
-  static SyncChannel open(const Topology& t);
+  HostBuffer<float> shard;
+  std::vector<float> full, gathered, ring;
+  static SyncChannel open(const Topology& t, Backend<float>& be);
   void close();
 };
 

@@ -52,6 +52,7 @@ void write_meta(hid_t meta, const RunMeta& m) {
   h5::set_attr(meta, "start_time", m.start_time);
   h5::set_attr(meta, "run_name", m.run_name);
   h5::set_attr(meta, "hosts", m.hosts);
+  h5::set_attr(meta, "backends", m.backends);
   h5::set_attr(meta, "rank_dc", std::vector<int32_t>(m.rank_dc.begin(), m.rank_dc.end()));
   h5::set_attr(meta, "dc_names", m.dc_names);
   h5::set_attr(meta, "world_size", static_cast<int32_t>(m.world_size));

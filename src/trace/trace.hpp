@@ -13,6 +13,7 @@ namespace strait {
 struct RunMeta {
   std::string config_text, config_file, version, commit, start_time, run_name;
   std::vector<std::string> hosts;    // one per world rank
+  std::vector<std::string> backends; // one per world rank: Backend::name() ("cpu", "cuda-tf32", ...)
   std::vector<int> rank_dc;          // datacenter index of each world rank
   std::vector<std::string> dc_names;
   int world_size = 0;

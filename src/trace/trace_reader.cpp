@@ -48,6 +48,7 @@ RunMeta read_meta(hid_t meta) {
   opt(meta, "start_time", m.start_time);
   opt(meta, "run_name", m.run_name);
   opt(meta, "hosts", m.hosts);
+  opt(meta, "backends", m.backends);
   if (h5::has_attr(meta, "rank_dc")) {
     const std::vector<int32_t> v = h5::get_attr_i32s(meta, "rank_dc");
     m.rank_dc.assign(v.begin(), v.end());

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 
 #include "backend/select.hpp"
@@ -116,9 +117,15 @@ std::string agree(const Topology& t, std::string msg) {
 }
 
 std::vector<std::string> gather_hostnames(const Topology& t) {
+  char host[64] = {0};
+  gethostname(host, sizeof(host) - 1);
+  return gather_rank_strings(t, host);
+}
+
+std::vector<std::string> gather_rank_strings(const Topology& t, const std::string& s) {
   constexpr int kLen = 64;
   char mine[kLen] = {0};
-  gethostname(mine, kLen - 1);
+  s.copy(mine, kLen - 1);
   std::vector<char> all(t.world_rank == 0 ? kLen * t.world_size : 0);
   MPI_CHECK(MPI_Gather(mine, kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, 0, t.world));
   std::vector<std::string> hosts(t.world_size);
@@ -128,7 +135,8 @@ std::vector<std::string> gather_hostnames(const Topology& t) {
 }
 
 RunMeta make_run_meta(const Config& cfg, const Topology& t, const Corpus& corpus,
-                      const std::vector<std::string>& hosts, const std::string& resumed_from) {
+                      const std::vector<std::string>& hosts,
+                      const std::vector<std::string>& backends, const std::string& resumed_from) {
   RunMeta meta;
   meta.config_text = cfg.source_text;
   meta.config_file = cfg.source_file;
@@ -137,6 +145,7 @@ RunMeta make_run_meta(const Config& cfg, const Topology& t, const Corpus& corpus
   meta.start_time = iso_now();
   meta.run_name = cfg.run_name;
   meta.hosts = hosts;
+  meta.backends = backends;
   for (int r = 0; r < t.world_size; ++r) meta.rank_dc.push_back(cfg.dc_of_rank(r));
   for (const auto& dc : cfg.datacenters) meta.dc_names.push_back(dc.name);
   meta.world_size = t.world_size;
@@ -153,7 +162,7 @@ RunMeta make_run_meta(const Config& cfg, const Topology& t, const Corpus& corpus
 }
 
 void print_header(const Config& cfg, const Topology& t, const Corpus& corpus,
-                  const std::vector<std::string>& hosts,
+                  const std::vector<std::string>& hosts, const std::vector<std::string>& backends,
                   const std::vector<std::vector<double>>& splits, const std::vector<double>& shares,
                   const std::string& sync_strategy, const TrainOptions& opt, int64_t start_step) {
   const ModelConfig& mc = cfg.model;
@@ -176,6 +185,11 @@ void print_header(const Config& cfg, const Topology& t, const Corpus& corpus,
     for (int r = 0; r < t.dc_ranks[d]; ++r) std::printf(" %s", hosts[t.dc_first_rank[d] + r].c_str());
     std::printf("\n");
   }
+  std::map<std::string, int> per_backend;  // ranks per backend name
+  for (const auto& b : backends) ++per_backend[b];
+  std::printf("backend:");
+  for (const auto& [name, n] : per_backend) std::printf(" %s (%d rank%s)", name.c_str(), n, n == 1 ? "" : "s");
+  std::printf("\n");
   std::printf("network: shaper %s, time_scale %g\n", cfg.network.shaper.c_str(),
               cfg.network.time_scale);
   std::printf("policies: forecaster %s, balancer %s, paths %s, sync %s, overlap %s\n",

@@ -23,13 +23,16 @@ std::string agree(const Topology& t, std::string msg);
 
 // Host name of every world rank (filled on rank 0; collective).
 std::vector<std::string> gather_hostnames(const Topology& t);
+// Each rank's string (at most 63 bytes) on rank 0, in world-rank order; empty elsewhere.
+std::vector<std::string> gather_rank_strings(const Topology& t, const std::string& s);
 
 RunMeta make_run_meta(const Config& cfg, const Topology& t, const Corpus& corpus,
-                      const std::vector<std::string>& hosts, const std::string& resumed_from);
+                      const std::vector<std::string>& hosts,
+                      const std::vector<std::string>& backends, const std::string& resumed_from);
 
 // Rank 0's header: version, model, corpus and its entropy, rank→DC map, policies.
 void print_header(const Config& cfg, const Topology& t, const Corpus& corpus,
-                  const std::vector<std::string>& hosts,
+                  const std::vector<std::string>& hosts, const std::vector<std::string>& backends,
                   const std::vector<std::vector<double>>& splits, const std::vector<double>& shares,
                   const std::string& sync_strategy, const TrainOptions& opt, int64_t start_step);
 

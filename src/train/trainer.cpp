@@ -140,7 +140,7 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
   const int64_t start = st.step;
 
   ComputeBackend compute = make_compute_backend(
-      cfg.backend, topo.dc_size > 1 ? topo.dc_comm : MPI_COMM_NULL, topo.local_rank);
+      cfg.backend, cfg.gpu_math, topo.dc_size > 1 ? topo.dc_comm : MPI_COMM_NULL, topo.local_rank);
   Backend<float>& be = *compute.be;
   std::vector<Layout> layouts = dc_layouts(mc, splits[topo.dc]);
   std::vector<std::unique_ptr<ParamSet<float>>> experts;
@@ -151,7 +151,7 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
     experts[e]->load_full(x.p, x.m, x.v);
     experts[e]->adam_t = x.adam_t;
     x = StartState::Expert{};  // the shards hold it now
-    channels.push_back(SyncChannel::open(topo));
+    channels.push_back(SyncChannel::open(topo, be));
   }
   auto close_channels = [&] {
     for (auto& c : channels) c.close();
@@ -169,12 +169,13 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
 
   // ---- trace ----
   const std::vector<std::string> hosts = gather_hostnames(topo);
+  const std::vector<std::string> backends = gather_rank_strings(topo, be.name());
   std::unique_ptr<TraceWriter> trace;
   std::string trace_err;
   if (root && !opt.trace_path.empty()) {
     try {
       trace = std::make_unique<TraceWriter>(opt.trace_path, opt.force,
-                                            make_run_meta(cfg, topo, corpus, hosts, opt.resume));
+                                            make_run_meta(cfg, topo, corpus, hosts, backends, opt.resume));
     } catch (const std::exception& e) {
       trace_err = e.what();
     }
@@ -188,7 +189,7 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
     for (const auto& row : ctl->initial_rows(start)) trace->append_decision(row);
     trace->flush();
   }
-  if (say) print_header(cfg, topo, corpus, hosts, splits, shares, strategy_name, opt, start);
+  if (say) print_header(cfg, topo, corpus, hosts, backends, splits, shares, strategy_name, opt, start);
 
   auto write_ckpt = [&](int64_t next_step) {
     if (opt.checkpoint_path.empty()) return;
