@@ -23,29 +23,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <string>
 
 #include "check.cuh"
 #include "cuda_backend.hpp"
 
 namespace strait {
-
-// ---- stream registry: lets the NCCL comm (made separately by select.cpp) find the stream ----
-namespace {
-std::mutex g_stream_mu;
-std::map<int, cudaStream_t>& stream_map() {
-  static std::map<int, cudaStream_t> m;
-  return m;
-}
-}  // namespace
-
-void* cuda_compute_stream(int device) {
-  std::lock_guard<std::mutex> lock(g_stream_mu);
-  const auto it = stream_map().find(device);
-  return it == stream_map().end() ? nullptr : static_cast<void*>(it->second);
-}
 
 int cuda_device_count() {
   int n = 0;
@@ -110,11 +93,15 @@ __global__ void k_accumulate(float* y, const float* x, size_t n) {
     y[i] += x[i];
 }
 
+// Row kernels (below) put rows on blocks and columns on threads: no 64-bit division per
+// element, which would make these memory-bound kernels ALU-bound.
+
 // y (N,C) += bias (C)
-__global__ void k_add_bias(float* y, const float* __restrict__ bias, size_t n, int C) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x)
-    y[i] += bias[i % C];
+__global__ void k_add_bias(float* y, const float* __restrict__ bias, int N, int C) {
+  for (int r = blockIdx.x; r < N; r += gridDim.x) {
+    float* row = y + static_cast<size_t>(r) * C;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) row[c] += bias[c];
+  }
 }
 
 __global__ void k_gelu_fwd(float* out, const float* inp, size_t n) {
@@ -154,16 +141,15 @@ __global__ void k_adam(float* __restrict__ p, const float* __restrict__ g, float
 
 // ---------------------------------------------------------------- embedding
 
-// out (N,C) = wte[tok] + wpe[t], N = B·T
+// out (N,C) = wte[tok] + wpe[t], N = B·T; a row kernel.
 __global__ void k_embedding_fwd(float* __restrict__ out, const int32_t* __restrict__ tok,
                                 const float* __restrict__ wte, const float* __restrict__ wpe,
-                                int Tn, int C, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x) {
-    const size_t row = i / C;
-    const int c = static_cast<int>(i % C);
-    const int t = static_cast<int>(row % Tn);
-    out[i] = wte[static_cast<size_t>(tok[row]) * C + c] + wpe[static_cast<size_t>(t) * C + c];
+                                int N, int Tn, int C) {
+  for (int r = blockIdx.x; r < N; r += gridDim.x) {
+    const float* e = wte + static_cast<size_t>(tok[r]) * C;
+    const float* p = wpe + static_cast<size_t>(r % Tn) * C;
+    float* o = out + static_cast<size_t>(r) * C;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) o[c] = e[c] + p[c];
   }
 }
 
@@ -205,14 +191,16 @@ __global__ void k_wte_grad(float* __restrict__ dwte, const float* __restrict__ d
   if (c < C && hit) dwte[static_cast<size_t>(v) * C + c] += acc;
 }
 
-// Tokens >= min_tok (all of them for large vocabularies, stragglers beyond the scanned range
-// otherwise): one thread per (token, column), float atomics (order not fixed).
+// Tokens >= min_tok (all of them for large vocabularies, ids beyond the scanned range
+// otherwise): a row kernel, float atomics (order not fixed).
 __global__ void k_wte_grad_atomic(float* dwte, const float* __restrict__ dout,
-                                  const int32_t* __restrict__ tok, size_t n, int C, int min_tok) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x) {
-    const int32_t t = tok[i / C];
-    if (t >= min_tok) atomicAdd(&dwte[static_cast<size_t>(t) * C + (i % C)], dout[i]);
+                                  const int32_t* __restrict__ tok, int N, int C, int min_tok) {
+  for (int r = blockIdx.x; r < N; r += gridDim.x) {
+    const int32_t t = tok[r];
+    if (t < min_tok) continue;
+    const float* d = dout + static_cast<size_t>(r) * C;
+    float* w = dwte + static_cast<size_t>(t) * C;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) atomicAdd(&w[c], d[c]);
   }
 }
 
@@ -394,8 +382,12 @@ __global__ void k_softmax_xent(float* logits, float* losses, const int32_t* __re
   const float inv = 1.0f / block_sum(sum, shm);  // block_sum's barriers also publish z[]
   const int y = targets[i];
   const bool valid = y >= 0 && y < V;
-  if (threadIdx.x == 0)
-    losses[i] = valid ? -logf(fmaxf(z[y] * inv, 1.17549435e-38f)) : NAN;  // FLT_MIN as CPU
+  if (threadIdx.x == 0) {
+    // Clamped at FLT_MIN as the CPU does, but not with fmaxf: that would turn a NaN probability
+    // into FLT_MIN and hide a diverged run behind a finite loss.
+    const float p = valid ? z[y] * inv : NAN, tiny = 1.17549435e-38f;
+    losses[i] = -logf(p < tiny ? tiny : p);
+  }
   __syncthreads();  // z[y] is read above before it is overwritten below
   for (int j = threadIdx.x; j < V; j += blockDim.x) {
     float g = z[j] * inv * grad_scale;
@@ -426,7 +418,10 @@ struct Workspace {
   size_t bytes = 0;
   void* get(size_t need) {
     if (need > bytes) {
-      if (p) CUDA_CHECK(cudaFree(p));  // cudaFree waits for kernels still using it
+      if (p) {
+        CUDA_CHECK(cudaDeviceSynchronize());  // queued kernels may still use the old buffer
+        CUDA_CHECK(cudaFree(p));
+      }
       CUDA_CHECK(cudaMalloc(&p, need));
       bytes = need;
     }
@@ -455,40 +450,38 @@ class CudaBackend final : public Backend<float> {
     CUDA_CHECK(cudaStreamCreateWithFlags(&sync_stream_, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreateWithFlags(&ev_compute_, cudaEventDisableTiming));
     CUDA_CHECK(cudaEventCreateWithFlags(&ev_staged_in_, cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventCreateWithFlags(&ev_tokens_, cudaEventDisableTiming));
+    for (TokenSlot& t : tok_) CUDA_CHECK(cudaEventCreateWithFlags(&t.ev, cudaEventDisableTiming));
     CUBLAS_CHECK(cublasCreate(&blas_));
     CUBLAS_CHECK(cublasSetStream(blas_, stream_));  // resets the workspace: set it afterwards
     CUDA_CHECK(cudaMalloc(&blas_ws_, kBlasWorkspace));
     CUBLAS_CHECK(cublasSetWorkspace(blas_, blas_ws_, kBlasWorkspace));
     CUDA_CHECK(cudaMalloc(&loss_dev_, sizeof(double)));
+    CUDA_CHECK(cudaMemset(loss_dev_, 0, sizeof(double)));  // loss_sum() before any softmax_xent
     CUDA_CHECK(cudaMallocHost(&loss_host_, sizeof(double)));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
-    std::lock_guard<std::mutex> lock(g_stream_mu);
-    stream_map()[device_] = stream_;
   }
 
   // Teardown ignores errors: it also runs while the job is being aborted.
   ~CudaBackend() override {
-    {
-      std::lock_guard<std::mutex> lock(g_stream_mu);
-      auto it = stream_map().find(device_);
-      if (it != stream_map().end() && it->second == stream_) stream_map().erase(it);
-    }
+    (void)cudaSetDevice(device_);
     (void)cudaStreamSynchronize(stream_);
     (void)cudaStreamSynchronize(sync_stream_);
     (void)cublasDestroy(blas_);
     (void)cudaFree(blas_ws_);
     (void)cudaFree(loss_dev_);
     (void)cudaFreeHost(loss_host_);
-    if (tok_host_) (void)cudaFreeHost(tok_host_);
+    for (TokenSlot& t : tok_)
+      if (t.host) (void)cudaFreeHost(t.host);
     (void)cudaEventDestroy(ev_compute_);
     (void)cudaEventDestroy(ev_staged_in_);
-    (void)cudaEventDestroy(ev_tokens_);
+    for (TokenSlot& t : tok_) (void)cudaEventDestroy(t.ev);
     (void)cudaStreamDestroy(sync_stream_);
     (void)cudaStreamDestroy(stream_);
   }
 
   std::string name() const override { return "cuda-" + math_; }
+  cudaStream_t compute_stream() const { return stream_; }
+  int device() const { return device_; }
 
   // ---- memory ----
   float* alloc(size_t n) override { return static_cast<float*>(dev_alloc(n * sizeof(float))); }
@@ -522,21 +515,24 @@ class CudaBackend final : public Backend<float> {
     return static_cast<int32_t*>(dev_alloc(n * sizeof(int32_t)));
   }
   void free_tokens(int32_t* p) override { dev_free(p); }
-  // Through a page-locked bounce buffer, so the copy is queued and the host does not wait for
-  // it; the host waits only for the previous token copy out of that buffer (long done).
+  // Through page-locked bounce buffers, so the copy is queued and the host does not wait for
+  // it. Two slots used in turn (a step uploads tokens and targets): the host waits only for the
+  // copy out of the same slot two calls ago, which is long done.
   void tokens_from_host(int32_t* dev, const int32_t* host, size_t n) override {
     if (!n) return;
-    CUDA_CHECK(cudaEventSynchronize(ev_tokens_));  // the bounce buffer is free again
-    if (n > tok_cap_) {
-      if (tok_host_) CUDA_CHECK(cudaFreeHost(tok_host_));
-      tok_host_ = nullptr;
-      CUDA_CHECK(cudaMallocHost(&tok_host_, n * sizeof(int32_t)));
-      tok_cap_ = n;
+    TokenSlot& slot = tok_[tok_next_];
+    tok_next_ ^= 1;
+    CUDA_CHECK(cudaEventSynchronize(slot.ev));  // the slot is free again
+    if (n > slot.cap) {
+      if (slot.host) CUDA_CHECK(cudaFreeHost(slot.host));
+      slot.host = nullptr;
+      CUDA_CHECK(cudaMallocHost(&slot.host, n * sizeof(int32_t)));
+      slot.cap = n;
     }
-    std::memcpy(tok_host_, host, n * sizeof(int32_t));
-    CUDA_CHECK(cudaMemcpyAsync(dev, tok_host_, n * sizeof(int32_t), cudaMemcpyHostToDevice,
+    std::memcpy(slot.host, host, n * sizeof(int32_t));
+    CUDA_CHECK(cudaMemcpyAsync(dev, slot.host, n * sizeof(int32_t), cudaMemcpyHostToDevice,
                                stream_));
-    CUDA_CHECK(cudaEventRecord(ev_tokens_, stream_));
+    CUDA_CHECK(cudaEventRecord(slot.ev, stream_));
   }
   void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
@@ -552,7 +548,10 @@ class CudaBackend final : public Backend<float> {
     return static_cast<float*>(p);
   }
   void free_host(float* p) override {
-    if (p) CUDA_CHECK(cudaFreeHost(p));  // waits for copies still reading or writing it
+    if (!p) return;
+    CUDA_CHECK(cudaSetDevice(device_));
+    CUDA_CHECK(cudaStreamSynchronize(sync_stream_));  // no copy may still read or write it
+    CUDA_CHECK(cudaFreeHost(p));
   }
   void stage_out(float* host, const float* dev, size_t n) override {
     if (!n) return;
@@ -566,6 +565,9 @@ class CudaBackend final : public Backend<float> {
   void stage_in(float* dev, const float* host, size_t n) override {
     if (!n) return;
     CUDA_CHECK(cudaSetDevice(device_));
+    // dev may still be read or written by compute work queued earlier: wait for it on the GPU.
+    CUDA_CHECK(cudaEventRecord(ev_compute_, stream_));
+    CUDA_CHECK(cudaStreamWaitEvent(sync_stream_, ev_compute_, 0));
     CUDA_CHECK(cudaMemcpyAsync(dev, host, n * sizeof(float), cudaMemcpyHostToDevice,
                                sync_stream_));
     CUDA_CHECK(cudaEventRecord(ev_staged_in_, sync_stream_));
@@ -581,9 +583,10 @@ class CudaBackend final : public Backend<float> {
   // ---- elementwise / reductions ----
   void embedding_fwd(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B,
                      int Tn, int C) override {
-    const size_t n = static_cast<size_t>(B) * Tn * C;
-    if (!n) return;
-    k_embedding_fwd<<<grid_for(n), kThreads, 0, stream_>>>(out, tokens, wte, wpe, Tn, C, n);
+    const int N = B * Tn;
+    if (!N || !C) return;
+    k_embedding_fwd<<<row_blocks(N), row_threads(C), 0, stream_>>>(out, tokens, wte, wpe, N, Tn,
+                                                                   C);
     CUDA_CHECK_LAUNCH();
   }
   void embedding_bwd(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B,
@@ -595,8 +598,8 @@ class CudaBackend final : public Backend<float> {
     CUDA_CHECK_LAUNCH();
     // The interface does not pass V. Rows 0..vocab_hint_-1 (the largest V softmax_xent has
     // seen, 256 before that: byte-level tokens) are summed deterministically by the scan
-    // kernel; any larger token id, and every row of a large vocabulary, by atomics.
-    const size_t n = static_cast<size_t>(N) * C;
+    // kernel; every row of a large vocabulary by atomics, and so are ids beyond the hint until
+    // softmax_xent has told the vocabulary (model steps always have: tokens are then < V).
     int scanned = 0;
     if (vocab_hint_ <= kVocabScan) {
       scanned = vocab_hint_;
@@ -604,8 +607,11 @@ class CudaBackend final : public Backend<float> {
       k_wte_grad<<<grid, 128, 0, stream_>>>(dwte, dout, tokens, N, C);
       CUDA_CHECK_LAUNCH();
     }
-    k_wte_grad_atomic<<<grid_for(n), kThreads, 0, stream_>>>(dwte, dout, tokens, n, C, scanned);
-    CUDA_CHECK_LAUNCH();
+    if (scanned == 0 || !vocab_known_) {
+      k_wte_grad_atomic<<<row_blocks(N), row_threads(C), 0, stream_>>>(dwte, dout, tokens, N, C,
+                                                                       scanned);
+      CUDA_CHECK_LAUNCH();
+    }
   }
   void layernorm_fwd(float* out, float* mean, float* rstd, const float* inp, const float* w,
                      const float* b, int N, int C) override {
@@ -623,9 +629,8 @@ class CudaBackend final : public Backend<float> {
     colsum<2>(dw, db, N, C, LnTerm{dout, inp, mean, rstd, C});
   }
   void add_bias(float* y, const float* bias, int N, int C) override {
-    const size_t n = static_cast<size_t>(N) * C;
-    if (!n) return;
-    k_add_bias<<<grid_for(n), kThreads, 0, stream_>>>(y, bias, n, C);
+    if (!N || !C) return;
+    k_add_bias<<<row_blocks(N), row_threads(C), 0, stream_>>>(y, bias, N, C);
     CUDA_CHECK_LAUNCH();
   }
   void bias_grad(float* dbias, const float* dy, int N, int C) override {
@@ -718,7 +723,10 @@ class CudaBackend final : public Backend<float> {
       CUDA_CHECK(cudaMemsetAsync(loss_dev_, 0, sizeof(double), stream_));
       return;
     }
-    if (V > 0) vocab_hint_ = std::max(vocab_hint_, V);
+    if (V > 0) {
+      vocab_hint_ = std::max(vocab_hint_, V);
+      vocab_known_ = true;
+    }
     const int threads = V >= 1024 ? 1024 : (V >= 512 ? 512 : 256);
     k_softmax_xent<<<N, threads, 0, stream_>>>(logits, losses, targets, V, grad_scale);
     CUDA_CHECK_LAUNCH();
@@ -756,7 +764,16 @@ class CudaBackend final : public Backend<float> {
     return p;
   }
   void dev_free(void* p) {
-    if (p) CUDA_CHECK(cudaFree(p));
+    if (!p) return;
+    CUDA_CHECK(cudaStreamSynchronize(stream_));  // no queued work may still use it
+    CUDA_CHECK(cudaStreamSynchronize(sync_stream_));
+    CUDA_CHECK(cudaFree(p));
+  }
+
+  // Row kernels: a block per row (grid-stride beyond 65536 rows), threads over columns.
+  static unsigned row_blocks(int rows) { return static_cast<unsigned>(std::min(rows, 65536)); }
+  static unsigned row_threads(int C) {
+    return static_cast<unsigned>(std::min(kThreads, std::max(32, (C + 31) / 32 * 32)));
   }
 
   // Grid for warp-per-row kernels (kThreads/32 rows per block).
@@ -834,15 +851,20 @@ class CudaBackend final : public Backend<float> {
   cudaStream_t sync_stream_ = nullptr;  // inter-DC staging copies
   cudaEvent_t ev_compute_ = nullptr;    // compute work a stage_out waits for
   cudaEvent_t ev_staged_in_ = nullptr;  // a stage_in copy that later compute waits for
-  cudaEvent_t ev_tokens_ = nullptr;     // the last token copy out of tok_host_
-  int32_t* tok_host_ = nullptr;         // (tok_cap_) page-locked bounce buffer for tokens
-  size_t tok_cap_ = 0;
+  struct TokenSlot {
+    int32_t* host = nullptr;  // (cap) page-locked bounce buffer
+    size_t cap = 0;
+    cudaEvent_t ev = nullptr;  // the last copy out of it
+  };
+  TokenSlot tok_[2];
+  int tok_next_ = 0;
   cublasHandle_t blas_ = nullptr;
   void* blas_ws_ = nullptr;
   int sms_ = 1;
   double* loss_dev_ = nullptr;   // (1) loss sum of the last softmax_xent
   double* loss_host_ = nullptr;  // (1) pinned
   int vocab_hint_ = 256;         // largest V seen by softmax_xent (byte-level: 256)
+  bool vocab_known_ = false;     // softmax_xent has run: every token id is < vocab_hint_
   Workspace colsum_ws_;          // (K, chunks, C) partial column sums
   Workspace copy_ws_;            // (n) staging for overlapping copies
 };
@@ -852,5 +874,16 @@ class CudaBackend final : public Backend<float> {
 std::unique_ptr<Backend<float>> make_cuda_backend(int device, const std::string& math) {
   return std::make_unique<CudaBackend>(device, math);
 }
+
+namespace {
+CudaBackend& as_cuda(Backend<float>& be) {
+  auto* c = dynamic_cast<CudaBackend*>(&be);
+  STRAIT_CHECK(c != nullptr, "backend " + be.name() + " is not a CUDA backend");
+  return *c;
+}
+}  // namespace
+
+void* cuda_compute_stream(Backend<float>& be) { return as_cuda(be).compute_stream(); }
+int cuda_device(Backend<float>& be) { return as_cuda(be).device(); }
 
 }  // namespace strait

@@ -19,15 +19,17 @@ int cuda_device_count();
 // cuBLAS GEMMs with the compute type `math` names ("tf32", "bf16" or "fp32": run.gpu_math).
 std::unique_ptr<Backend<float>> make_cuda_backend(int device, const std::string& math);
 
-// Sum-reductions inside one datacenter over device buffers of the backend on `device`.
+// Sum-reductions inside one datacenter over device buffers of `be` (a CUDA backend).
 // dc_comm == MPI_COMM_NULL or a communicator of size 1: a no-op comm that makes no MPI call.
-// Otherwise NCCL (unique id broadcast from the DC's rank 0 over dc_comm); when NCCL is absent
-// from the build, or two ranks of the DC share one GPU (NCCL refuses that), the reduction is
-// staged through host memory and MPI_Allreduce. Collective over dc_comm.
-std::unique_ptr<DcComm<float>> make_nccl_dc_comm(MPI_Comm dc_comm, int device);
+// Otherwise NCCL (unique id broadcast from the DC's rank 0 over dc_comm), enqueued on be's
+// compute stream so that it is ordered with the kernels around it; when NCCL is absent from the
+// build, or two ranks of the DC share one GPU (NCCL refuses that), the reduction is staged
+// through host memory and MPI_Allreduce. Collective over dc_comm. be must outlive the comm.
+std::unique_ptr<DcComm<float>> make_nccl_dc_comm(MPI_Comm dc_comm, Backend<float>& be);
 
-// The compute stream (a cudaStream_t) of the newest live CUDA backend on `device`, or nullptr.
-// The NCCL comm enqueues its reductions there, so they are ordered with the backend's kernels.
-void* cuda_compute_stream(int device);
+// The compute stream (a cudaStream_t) and the device of a backend made by make_cuda_backend;
+// abort the job for any other backend.
+void* cuda_compute_stream(Backend<float>& be);
+int cuda_device(Backend<float>& be);
 
 }  // namespace strait

@@ -2,8 +2,8 @@
 // tensor-parallel reductions inside one datacenter (src/backend/dc_comm.hpp).
 // - One rank (MPI_COMM_NULL or size 1): does nothing, makes no MPI or CUDA call.
 // - NCCL: the DC's rank 0 makes the unique id, MPI_Bcast hands it to the others, then
-//   ncclCommInitRank; ncclAllReduce(sum) runs in place on the backend's compute stream (found
-//   through cuda_compute_stream), so it is ordered with the kernels around it without a sync.
+//   ncclCommInitRank; ncclAllReduce(sum) runs in place on the backend's compute stream, so it
+//   is ordered with the kernels around it without a sync.
 // - Staged: when the build has no NCCL, or two ranks of the DC share one GPU (NCCL refuses a
 //   communicator like that; a single-GPU test machine running 2 ranks per DC is the case), the
 //   buffer goes device → pinned host → MPI_Allreduce → device.
@@ -34,15 +34,9 @@ class NullDcComm final : public DcComm<float> {
   void allreduce_sum(float*, size_t) override {}
 };
 
-// The backend's stream on `device`, or the legacy default stream (ordered with every blocking
-// stream) when no CUDA backend is alive there.
-cudaStream_t stream_for(int device) {
-  return static_cast<cudaStream_t>(cuda_compute_stream(device));
-}
-
 class StagedDcComm final : public DcComm<float> {
  public:
-  StagedDcComm(MPI_Comm comm, int device) : comm_(comm), device_(device) {
+  StagedDcComm(MPI_Comm comm, cudaStream_t stream) : comm_(comm), stream_(stream) {
     MPI_CHECK(MPI_Comm_size(comm_, &size_));
   }
   ~StagedDcComm() override {
@@ -57,7 +51,7 @@ class StagedDcComm final : public DcComm<float> {
       CUDA_CHECK(cudaMallocHost(&host_, n * sizeof(float)));
       cap_ = n;
     }
-    const cudaStream_t s = stream_for(device_);
+    const cudaStream_t s = stream_;
     CUDA_CHECK(cudaMemcpyAsync(host_, buf, n * sizeof(float), cudaMemcpyDeviceToHost, s));
     CUDA_CHECK(cudaStreamSynchronize(s));
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, host_, static_cast<int>(n), MPI_FLOAT, MPI_SUM, comm_));
@@ -67,7 +61,7 @@ class StagedDcComm final : public DcComm<float> {
 
  private:
   MPI_Comm comm_;
-  int device_;
+  cudaStream_t stream_;  // the backend's compute stream
   int size_ = 1;
   float* host_ = nullptr;  // (cap_) pinned staging buffer
   size_t cap_ = 0;
@@ -76,14 +70,14 @@ class StagedDcComm final : public DcComm<float> {
 #if STRAIT_HAVE_NCCL
 class NcclDcComm final : public DcComm<float> {
  public:
-  NcclDcComm(MPI_Comm comm, int device) : device_(device) {
+  NcclDcComm(MPI_Comm comm, int device, cudaStream_t stream) : stream_(stream) {
     int rank = 0;
     MPI_CHECK(MPI_Comm_size(comm, &size_));
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     ncclUniqueId id;
     if (rank == 0) NCCL_CHECK(ncclGetUniqueId(&id));
     MPI_CHECK(MPI_Bcast(&id, static_cast<int>(sizeof(id)), MPI_BYTE, 0, comm));
-    CUDA_CHECK(cudaSetDevice(device_));
+    CUDA_CHECK(cudaSetDevice(device));
     NCCL_CHECK(ncclCommInitRank(&nccl_, size_, id, rank));
   }
   ~NcclDcComm() override {
@@ -92,11 +86,11 @@ class NcclDcComm final : public DcComm<float> {
   int size() const override { return size_; }
   void allreduce_sum(float* buf, size_t n) override {
     if (n == 0) return;
-    NCCL_CHECK(ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, nccl_, stream_for(device_)));
+    NCCL_CHECK(ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, nccl_, stream_));
   }
 
  private:
-  int device_;
+  cudaStream_t stream_;  // the backend's compute stream
   int size_ = 1;
   ncclComm_t nccl_ = nullptr;
 };
@@ -119,15 +113,17 @@ bool gpu_shared(MPI_Comm comm, int device, int size) {
 
 }  // namespace
 
-std::unique_ptr<DcComm<float>> make_nccl_dc_comm(MPI_Comm dc_comm, int device) {
+std::unique_ptr<DcComm<float>> make_nccl_dc_comm(MPI_Comm dc_comm, Backend<float>& be) {
   if (dc_comm == MPI_COMM_NULL) return std::make_unique<NullDcComm>();
   int size = 1, rank = 0;
   MPI_CHECK(MPI_Comm_size(dc_comm, &size));
   if (size <= 1) return std::make_unique<NullDcComm>();
   MPI_CHECK(MPI_Comm_rank(dc_comm, &rank));
+  const int device = cuda_device(be);
+  const auto stream = static_cast<cudaStream_t>(cuda_compute_stream(be));
   const bool shared = gpu_shared(dc_comm, device, size);
 #if STRAIT_HAVE_NCCL
-  if (!shared) return std::make_unique<NcclDcComm>(dc_comm, device);
+  if (!shared) return std::make_unique<NcclDcComm>(dc_comm, device, stream);
   if (rank == 0)
     std::fprintf(stderr, "strait: ranks of one datacenter share a GPU; tensor-parallel "
                          "reductions go through host memory and MPI instead of NCCL\n");
@@ -137,7 +133,7 @@ std::unique_ptr<DcComm<float>> make_nccl_dc_comm(MPI_Comm dc_comm, int device) {
     std::fprintf(stderr, "strait: built without NCCL; tensor-parallel reductions go through "
                          "host memory and MPI\n");
 #endif
-  return std::make_unique<StagedDcComm>(dc_comm, device);
+  return std::make_unique<StagedDcComm>(dc_comm, stream);
 }
 
 }  // namespace strait

@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # gpu-check.sh — the one prepared check for a machine with a CUDA GPU (a lent H200, say), meant
 # to finish within 8 minutes:
-#   1. configure + build Release with the CUDA backend (sm_90 unless CUDA_ARCH says otherwise);
-#   2. run test_cuda_parity (every op against the CPU backend, then 20 training steps);
-#   3. time a short training run (default.toml, 4 ranks, 50 steps) on the CUDA and on the CPU
-#      backend, and summarise both traces with `strait report`;
-#   4. write a report to results/gpu/<date>-<device>.md, and to $OUT when $OUT is set.
+#   1. build Release with the CUDA backend (sm_90 unless CUDA_ARCH says otherwise), or take the
+#      binaries of a prebuilt bundle (BUNDLE=dir, made by scripts/gpu-bundle on a machine with the
+#      project's dependencies: the GPU machine's image may lack Open MPI, HDF5 and OpenBLAS);
+#   2. test_cuda_parity: every op against the CPU backend in FP32, TF32 and BF16 GEMM math, the
+#      staging copies' ordering, then 20 training steps per math;
+#   3. bench_compute on the CUDA backend (the benchmark model sizes, TF32 and BF16): model FLOP/s
+#      of a training step against cuBLAS GEMM FLOP/s for the same shapes, measured in the same
+#      run (the issue's 60% goal), and model FLOP utilisation against the datasheet peak;
+#   4. a short training run of configs/default.toml on 4 ranks (2 datacenters × 2 ranks sharing
+#      the GPU, shaped links) on the CUDA and on the CPU backend, summarised by `strait report`;
+#   5. a report to results/gpu/<date>-<device>.md with the CSVs beside it, copied to $OUT too.
 # Usage: scripts/gpu-check.sh            (from anywhere; it works in the repository root)
-# Environment: BUILD (build folder, default build-gpu), CUDA_ARCH (default 90), STEPS (default 50),
-#   GPU_CHECK_ALLOW_NO_GPU=1 to exercise the script on a machine without a GPU (the CUDA parts
-#   then fail or skip and are reported as such).
-# Needs what a normal build needs (cmake, Open MPI, HDF5, Eigen, OpenBLAS, toml++, CLI11,
+# Environment: BUNDLE (prebuilt bundle folder; skips the build), BUILD (build folder, default
+#   build-gpu), CUDA_ARCH (default 90), STEPS (training steps, default 50), BENCH_STEPS (default
+#   20), GPU_CHECK_ALLOW_NO_GPU=1 to exercise the script on a machine without a GPU (the CUDA
+#   parts then fail or skip and are reported as such).
+# A build needs what a normal build needs (cmake, Open MPI, HDF5, Eigen, OpenBLAS, toml++, CLI11,
 # GoogleTest: scripts/install-deps) plus nvcc; it says what is missing and stops if not there.
 set -euo pipefail
 
@@ -19,6 +26,7 @@ ROOT=$(pwd)
 BUILD=${BUILD:-build-gpu}
 CUDA_ARCH=${CUDA_ARCH:-90}
 STEPS=${STEPS:-50}
+BENCH_STEPS=${BENCH_STEPS:-20}
 NP=4
 T0=$(date +%s)
 
@@ -28,7 +36,7 @@ say() { printf '\n==> [%4ss] %s\n' "$(($(date +%s) - T0))" "$*"; }
 DATE=$(date -u +%Y-%m-%d)
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1)
-  GPU_INFO=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader)
+  GPU_INFO=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -n1)
 elif [ "${GPU_CHECK_ALLOW_NO_GPU:-0}" = 1 ]; then
   GPU_NAME="no-gpu"
   GPU_INFO="(no GPU: nvidia-smi missing or found no device)"
@@ -43,51 +51,82 @@ REPORT=$REPORT_DIR/$DATE-$SLUG.md
 mkdir -p "$REPORT_DIR"
 say "gpu-check on $GPU_INFO; work folder $WORK; report $REPORT"
 
-# ---- prerequisites ----
-if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
-  export PATH=/usr/local/cuda/bin:$PATH
-fi
-missing=()
-for tool in cmake nvcc mpirun; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "gpu-check: missing on this machine: ${missing[*]} (see scripts/install-deps)" >&2
-  exit 2
-fi
+# Dense tensor-core peaks from the vendor's datasheets (TFLOP/s, no sparsity), for the model
+# FLOP utilisation column; PEAK_TF32 / PEAK_BF16 override, unknown devices report "-".
+case "$GPU_NAME" in
+  *H100*|*H200*|*GH200*) PEAK_TF32=${PEAK_TF32:-494.7} PEAK_BF16=${PEAK_BF16:-989.4} ;;
+  *A100*) PEAK_TF32=${PEAK_TF32:-156} PEAK_BF16=${PEAK_BF16:-312} ;;
+  *) PEAK_TF32=${PEAK_TF32:-} PEAK_BF16=${PEAK_BF16:-} ;;
+esac
+
+# ---- 1. binaries ----
 CORPUS_SET=()
 if [ ! -e /usr/share/common-licenses ]; then
   CORPUS_SET=(--set "train.corpus=$ROOT/docs")  # the default corpus is a Debian folder
   echo "gpu-check: /usr/share/common-licenses not found; training on $ROOT/docs instead"
 fi
-
-# ---- 1. build ----
-say "configure $BUILD (Release, CUDA on, CMAKE_CUDA_ARCHITECTURES=$CUDA_ARCH)"
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSTRAIT_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" 2>&1 | tee "$WORK/build.log"
-if ! grep -q "strait: CUDA backend 1" "$WORK/build.log"; then
-  echo "gpu-check: CMake did not enable the CUDA backend (see $WORK/build.log)" >&2
-  exit 1
+if [ -n "${BUNDLE:-}" ]; then
+  BUNDLE=$(cd "$BUNDLE" && pwd)
+  say "prebuilt bundle $BUNDLE"
+  # shellcheck disable=SC1091
+  source "$BUNDLE/env.sh"
+  STRAIT=$BUNDLE/bin/strait PARITY=$BUNDLE/bin/test_cuda_parity BENCH=$BUNDLE/bin/bench_compute
+  BUILD_NOTE="prebuilt bundle ($(head -n3 "$BUNDLE/MANIFEST.txt" 2>/dev/null | tr '\n' ' '))"
+  echo "(bundle: no build)" >"$WORK/build.log"
+else
+  if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH=/usr/local/cuda/bin:$PATH
+  fi
+  missing=()
+  for tool in cmake nvcc mpirun; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "gpu-check: missing on this machine: ${missing[*]} (see scripts/install-deps, or use a" \
+         "bundle from scripts/gpu-bundle: BUNDLE=.gpu-bundle $0)" >&2
+    exit 2
+  fi
+  say "configure $BUILD (Release, CUDA on, CMAKE_CUDA_ARCHITECTURES=$CUDA_ARCH)"
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSTRAIT_CUDA=ON \
+    -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" 2>&1 | tee "$WORK/build.log"
+  if ! grep -q "strait: CUDA backend 1" "$WORK/build.log"; then
+    echo "gpu-check: CMake did not enable the CUDA backend (see $WORK/build.log)" >&2
+    exit 1
+  fi
+  say "build strait, test_cuda_parity and bench_compute with $(nproc) jobs"
+  cmake --build "$BUILD" -j "$(nproc)" --target strait test_cuda_parity bench_compute 2>&1 |
+    tee -a "$WORK/build.log" | grep -E "error|warning|Built target" || true
+  STRAIT=$BUILD/strait PARITY=$BUILD/tests/test_cuda_parity BENCH=$BUILD/bench_compute
+  BUILD_NOTE="built here: $BUILD, CMAKE_CUDA_ARCHITECTURES=$CUDA_ARCH"
 fi
-say "build strait and test_cuda_parity with $(nproc) jobs"
-cmake --build "$BUILD" -j "$(nproc)" --target strait test_cuda_parity 2>&1 | tee -a "$WORK/build.log" |
-  grep -E "error|warning|Built target" || true
-if [ ! -x "$BUILD/strait" ] || [ ! -x "$BUILD/tests/test_cuda_parity" ]; then
-  echo "gpu-check: build failed (see $WORK/build.log)" >&2
-  exit 1
-fi
+for b in "$STRAIT" "$PARITY" "$BENCH"; do
+  if [ ! -x "$b" ]; then
+    echo "gpu-check: $b is missing (build failed? see $WORK/build.log)" >&2
+    exit 1
+  fi
+done
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # singleton runs as root
 
 # ---- 2. parity ----
 say "test_cuda_parity"
 PARITY_RC=0
-timeout 240 "$BUILD/tests/test_cuda_parity" 2>&1 | tee "$WORK/parity.log" || PARITY_RC=$?
+timeout 240 "$PARITY" 2>&1 | tee "$WORK/parity.log" || PARITY_RC=$?
 PARITY_SUMMARY=$(grep -E '^\[ +(PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$WORK/parity.log" || true)
 
-# ---- 3. training runs ----
+# ---- 3. benchmark: the step against cuBLAS on the same shapes ----
+declare -A BENCH_RC
+for math in tf32 bf16; do
+  say "bench_compute --backend cuda --gpu-math $math ($BENCH_STEPS steps per model)"
+  BENCH_RC[$math]=0
+  timeout 150 "$BENCH" --src "$ROOT" --backend cuda --gpu-math "$math" --steps "$BENCH_STEPS" \
+    --out "$WORK/compute-$math.csv" 2>&1 | tee "$WORK/bench-$math.log" || BENCH_RC[$math]=$?
+done
+
+# ---- 4. training runs ----
 declare -A TRAIN_RC TRAIN_S
 train() {  # train BACKEND: STEPS steps of default.toml on NP ranks, trace in $WORK/BACKEND.h5
   local be=$1 rc=0 t1 t2
   say "train on backend $be: $NP ranks, $STEPS steps"
   t1=$(date +%s%N)
-  timeout 200 scripts/mpirun-local -np "$NP" "$BUILD/strait" train --config configs/default.toml \
+  timeout 150 scripts/mpirun-local -np "$NP" "$STRAIT" train --config configs/default.toml \
     --set run.backend="$be" --set train.steps="$STEPS" --set train.log_every=10 \
     --set checkpoint.path="$WORK/$be.ckpt.h5" ${CORPUS_SET[@]+"${CORPUS_SET[@]}"} \
     --out "$WORK/$be.h5" --force 2>&1 | tee "$WORK/train-$be.log" || rc=$?
@@ -95,7 +134,7 @@ train() {  # train BACKEND: STEPS steps of default.toml on NP ranks, trace in $W
   TRAIN_RC[$be]=$rc
   TRAIN_S[$be]=$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
   if [ -f "$WORK/$be.h5" ]; then
-    "$BUILD/strait" report "$WORK/$be.h5" >"$WORK/report-$be.txt" 2>&1 || true
+    "$STRAIT" report "$WORK/$be.h5" >"$WORK/report-$be.txt" 2>&1 || true
   else
     echo "(no trace written)" >"$WORK/report-$be.txt"
   fi
@@ -105,24 +144,53 @@ train cpu
 
 pick() { grep -E "$1" "$WORK/report-$2.txt" | head -n1 | sed 's/^ *//' || true; }
 
-# ---- 4. report ----
+# bench CSV → markdown rows with the model FLOP utilisation added (column names, not positions).
+bench_rows() {  # bench_rows CSV PEAK_TFLOPS
+  [ -f "$1" ] || { echo "| (no result: see the bench log) |"; return; }
+  awk -F, -v peak="$2" '
+    NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+    {
+      mfu = peak != "" ? sprintf("%.1f%%", 100 * $col["step_gflops"] / (peak * 1000)) : "-"
+      printf "| %s | %s | %s | %.0f | %.0f | %.1f%% | %.2f | %.0f | %.1f%% | %s |\n",
+        $col["model"], $col["gpu_math"], $col["tokens_per_step"], $col["gemm_shapes_gflops"],
+        $col["step_gflops"], 100 * $col["ratio_vs_shapes"], $col["step_ms_median"],
+        $col["tokens_per_step"] / ($col["step_ms_median"] / 1000), 100 * $col["gemm_shapes_flop_share"], mfu
+    }' "$1"
+}
+
+# ---- 5. report ----
 say "write $REPORT"
 {
   echo "# GPU check $DATE — $GPU_NAME"
   echo
   echo "- date (UTC): $(date -u '+%Y-%m-%d %H:%M:%S')"
   echo "- device: $GPU_INFO"
-  echo "- nvcc: $(nvcc --version | tail -n1)"
+  echo "- nvcc: $(nvcc --version 2>/dev/null | tail -n1 || echo 'not on PATH')"
   echo "- commit: $(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
-  echo "- host: $(nproc) cores; build $BUILD, CMAKE_CUDA_ARCHITECTURES=$CUDA_ARCH"
+  echo "- host: $(nproc) cores; $BUILD_NOTE"
+  echo "- command: scripts/gpu-check.sh (BUNDLE=${BUNDLE:-}, STEPS=$STEPS, BENCH_STEPS=$BENCH_STEPS)"
   echo
   echo "## Parity (test_cuda_parity, exit $PARITY_RC)"
   echo
   echo '```'
   echo "$PARITY_SUMMARY"
-  grep -E 'nerr|worst relative|FAILED|Failure|step +cpu|^ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$' \
+  grep -E 'nerr|worst relative|FAILED|Failure|step +cpu|^ +[0-9]+ +[0-9.]+( +[0-9.]+)+$|sum V=' \
     "$WORK/parity.log" || true
   echo '```'
+  echo
+  echo "## Benchmark: a training step against cuBLAS GEMMs of the same shapes (bench_compute)"
+  echo
+  echo "One rank, one datacenter. \"GEMM ref\" is the backend's GEMM FLOP/s over every dense GEMM"
+  echo "shape of one forward + backward (attention's batched GEMMs are not in the list; \"GEMM"
+  echo "share\" is their share of the model FLOPs). \"step/ref\" is the issue's goal (>= 60%)."
+  echo "MFU is against the datasheet dense peak (TF32 ${PEAK_TF32:-?}, BF16 ${PEAK_BF16:-?} TFLOP/s)."
+  echo
+  echo "| model | math | tokens/step | GEMM ref GFLOP/s | step GFLOP/s | step/ref | step ms | tokens/s | GEMM share | MFU |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  bench_rows "$WORK/compute-tf32.csv" "$PEAK_TF32"
+  bench_rows "$WORK/compute-bf16.csv" "$PEAK_BF16"
+  echo
+  echo "bench exit codes: tf32 ${BENCH_RC[tf32]}, bf16 ${BENCH_RC[bf16]}"
   echo
   echo "## Training: configs/default.toml, $NP ranks, $STEPS steps"
   echo
@@ -144,18 +212,22 @@ say "write $REPORT"
     echo '```'
   done
 } >"$REPORT"
+for math in tf32 bf16; do
+  [ -f "$WORK/compute-$math.csv" ] && cp "$WORK/compute-$math.csv" "$REPORT_DIR/$DATE-$SLUG-compute-$math.csv"
+done
 
 if [ -n "${OUT:-}" ]; then
   mkdir -p "$OUT"
   cp "$REPORT" "$OUT/"
   cp "$WORK/parity.log" "$OUT/"
-  for be in cuda cpu; do
-    [ -f "$WORK/$be.h5" ] && cp "$WORK/$be.h5" "$OUT/"
-    cp "$WORK/train-$be.log" "$OUT/"
+  for math in tf32 bf16; do
+    [ -f "$WORK/compute-$math.csv" ] && cp "$WORK/compute-$math.csv" "$OUT/"
   done
+  cat "$WORK"/bench-*.log "$WORK"/train-*.log >"$OUT/runs.log" 2>/dev/null || true
   tail -n 200 "$WORK/build.log" >"$OUT/build-tail.log"
 fi
 
-say "done: parity exit $PARITY_RC, cuda run exit ${TRAIN_RC[cuda]}, cpu run exit ${TRAIN_RC[cpu]}"
+say "done: parity exit $PARITY_RC, bench exit tf32 ${BENCH_RC[tf32]} bf16 ${BENCH_RC[bf16]}," \
+    "cuda run exit ${TRAIN_RC[cuda]}, cpu run exit ${TRAIN_RC[cpu]}"
 cat "$REPORT"
-[ "$PARITY_RC" = 0 ] && [ "${TRAIN_RC[cuda]}" = 0 ]
+[ "$PARITY_RC" = 0 ] && [ "${TRAIN_RC[cuda]}" = 0 ] && [ "${BENCH_RC[tf32]}" = 0 ]

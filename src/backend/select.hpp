@@ -20,10 +20,15 @@ struct ComputeBackend {
 
 // kind: "cpu" | "cuda" | "auto". gpu_math: "tf32" | "bf16" | "fp32", the CUDA GEMM compute type
 // (the CPU backend computes in FP32 and ignores it). dc_comm: the DC's communicator
-// (MPI_COMM_NULL for one rank). local_rank picks the GPU. Throws std::runtime_error when "cuda"
-// is asked for and there is no CUDA build or no visible device.
+// (MPI_COMM_NULL for one rank). node_rank, the rank's index among the ranks on its machine,
+// picks the GPU (node_rank mod visible devices), so that datacenters emulated on one machine
+// spread over its GPUs. Throws std::runtime_error when "cuda" is asked for and there is no CUDA
+// build or no visible device.
 ComputeBackend make_compute_backend(const std::string& kind, const std::string& gpu_math,
-                                    MPI_Comm dc_comm, int local_rank);
+                                    MPI_Comm dc_comm, int node_rank);
+
+// The calling rank's index among the ranks of `comm` on the same machine. Collective over comm.
+int node_rank(MPI_Comm comm);
 
 // Number of visible CUDA devices (0 without a CUDA build).
 int cuda_devices();

@@ -139,8 +139,9 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
   std::vector<double> shares = std::move(st.shares);
   const int64_t start = st.step;
 
-  ComputeBackend compute = make_compute_backend(
-      cfg.backend, cfg.gpu_math, topo.dc_size > 1 ? topo.dc_comm : MPI_COMM_NULL, topo.local_rank);
+  ComputeBackend compute = make_compute_backend(cfg.backend, cfg.gpu_math,
+                                                topo.dc_size > 1 ? topo.dc_comm : MPI_COMM_NULL,
+                                                node_rank(topo.world));
   Backend<float>& be = *compute.be;
   std::vector<Layout> layouts = dc_layouts(mc, splits[topo.dc]);
   std::vector<std::unique_ptr<ParamSet<float>>> experts;
