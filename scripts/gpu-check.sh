@@ -13,6 +13,9 @@
 #      the GPU, shaped links) on the CUDA and on the CPU backend, summarised by `strait report`;
 #   5. a report to results/gpu/<date>-<device>.md with the CSVs beside it, copied to $OUT too.
 # Usage: scripts/gpu-check.sh            (from anywhere; it works in the repository root)
+# Worst case (every step hitting its timeout) about 9.5 minutes; a healthy run on an H200 should
+# take 2-3 (not yet measured). With $OUT set (the device tool), results are copied there as each
+# phase ends.
 # Environment: BUNDLE (prebuilt bundle folder; skips the build), BUILD (build folder, default
 #   build-gpu), CUDA_ARCH (default 90), STEPS (training steps, default 50), BENCH_STEPS (default
 #   20), GPU_CHECK_ALLOW_NO_GPU=1 to exercise the script on a machine without a GPU (the CUDA
@@ -31,6 +34,11 @@ NP=4
 T0=$(date +%s)
 
 say() { printf '\n==> [%4ss] %s\n' "$(($(date +%s) - T0))" "$*"; }
+# keep FILE [NAME]: copy to $OUT at once, so that a run cut off at its time limit still returns
+# what it had done (the device tool returns at most 8 files from $OUT: this script keeps 6).
+keep() { if [ -n "${OUT:-}" ] && [ -f "$1" ]; then mkdir -p "$OUT" && cp "$1" "$OUT/${2:-$(basename "$1")}"; fi; }
+# note FILE: append to $OUT/runs.log (the bench and training logs, in order).
+note() { if [ -n "${OUT:-}" ] && [ -f "$1" ]; then mkdir -p "$OUT" && cat "$1" >>"$OUT/runs.log"; fi; }
 
 # ---- where things go ----
 DATE=$(date -u +%Y-%m-%d)
@@ -54,7 +62,7 @@ say "gpu-check on $GPU_INFO; work folder $WORK; report $REPORT"
 # Dense tensor-core peaks from the vendor's datasheets (TFLOP/s, no sparsity), for the model
 # FLOP utilisation column; PEAK_TF32 / PEAK_BF16 override, unknown devices report "-".
 case "$GPU_NAME" in
-  *H100*|*H200*|*GH200*) PEAK_TF32=${PEAK_TF32:-494.7} PEAK_BF16=${PEAK_BF16:-989.4} ;;
+  *H100*|*H200*) PEAK_TF32=${PEAK_TF32:-494.7} PEAK_BF16=${PEAK_BF16:-989.4} ;;
   *A100*) PEAK_TF32=${PEAK_TF32:-156} PEAK_BF16=${PEAK_BF16:-312} ;;
   *) PEAK_TF32=${PEAK_TF32:-} PEAK_BF16=${PEAK_BF16:-} ;;
 esac
@@ -108,7 +116,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # singleton ru
 # ---- 2. parity ----
 say "test_cuda_parity"
 PARITY_RC=0
-timeout 240 "$PARITY" 2>&1 | tee "$WORK/parity.log" || PARITY_RC=$?
+timeout 150 "$PARITY" 2>&1 | tee "$WORK/parity.log" || PARITY_RC=$?
+keep "$WORK/parity.log"
 PARITY_SUMMARY=$(grep -E '^\[ +(PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$WORK/parity.log" || true)
 
 # ---- 3. benchmark: the step against cuBLAS on the same shapes ----
@@ -116,8 +125,10 @@ declare -A BENCH_RC
 for math in tf32 bf16; do
   say "bench_compute --backend cuda --gpu-math $math ($BENCH_STEPS steps per model)"
   BENCH_RC[$math]=0
-  timeout 150 "$BENCH" --src "$ROOT" --backend cuda --gpu-math "$math" --steps "$BENCH_STEPS" \
+  timeout 120 "$BENCH" --src "$ROOT" --backend cuda --gpu-math "$math" --steps "$BENCH_STEPS" \
     --out "$WORK/compute-$math.csv" 2>&1 | tee "$WORK/bench-$math.log" || BENCH_RC[$math]=$?
+  keep "$WORK/compute-$math.csv"
+  note "$WORK/bench-$math.log"
 done
 
 # ---- 4. training runs ----
@@ -126,7 +137,7 @@ train() {  # train BACKEND: STEPS steps of default.toml on NP ranks, trace in $W
   local be=$1 rc=0 t1 t2
   say "train on backend $be: $NP ranks, $STEPS steps"
   t1=$(date +%s%N)
-  timeout 150 scripts/mpirun-local -np "$NP" "$STRAIT" train --config configs/default.toml \
+  timeout 90 scripts/mpirun-local -np "$NP" "$STRAIT" train --config configs/default.toml \
     --set run.backend="$be" --set train.steps="$STEPS" --set train.log_every=10 \
     --set checkpoint.path="$WORK/$be.ckpt.h5" ${CORPUS_SET[@]+"${CORPUS_SET[@]}"} \
     --out "$WORK/$be.h5" --force 2>&1 | tee "$WORK/train-$be.log" || rc=$?
@@ -138,6 +149,7 @@ train() {  # train BACKEND: STEPS steps of default.toml on NP ranks, trace in $W
   else
     echo "(no trace written)" >"$WORK/report-$be.txt"
   fi
+  note "$WORK/train-$be.log"
 }
 train cuda
 train cpu
@@ -216,16 +228,9 @@ for math in tf32 bf16; do
   [ -f "$WORK/compute-$math.csv" ] && cp "$WORK/compute-$math.csv" "$REPORT_DIR/$DATE-$SLUG-compute-$math.csv"
 done
 
-if [ -n "${OUT:-}" ]; then
-  mkdir -p "$OUT"
-  cp "$REPORT" "$OUT/"
-  cp "$WORK/parity.log" "$OUT/"
-  for math in tf32 bf16; do
-    [ -f "$WORK/compute-$math.csv" ] && cp "$WORK/compute-$math.csv" "$OUT/"
-  done
-  cat "$WORK"/bench-*.log "$WORK"/train-*.log >"$OUT/runs.log" 2>/dev/null || true
-  tail -n 200 "$WORK/build.log" >"$OUT/build-tail.log"
-fi
+keep "$REPORT"
+tail -n 200 "$WORK/build.log" >"$WORK/build-tail.log"
+keep "$WORK/build-tail.log"
 
 say "done: parity exit $PARITY_RC, bench exit tf32 ${BENCH_RC[tf32]} bf16 ${BENCH_RC[bf16]}," \
     "cuda run exit ${TRAIN_RC[cuda]}, cpu run exit ${TRAIN_RC[cpu]}"
