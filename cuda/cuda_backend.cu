@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -481,6 +482,12 @@ class CudaBackend final : public Backend<float> {
 
   std::string name() const override { return "cuda-" + math_; }
   cudaStream_t compute_stream() const { return stream_; }
+  CudaCopyCounts copy_counts() const {
+    CudaCopyCounts c;
+    c.h2d_calls = h2d_calls_.load(), c.h2d_bytes = h2d_bytes_.load();
+    c.d2h_calls = d2h_calls_.load(), c.d2h_bytes = d2h_bytes_.load();
+    return c;
+  }
   int device() const { return device_; }
 
   // ---- memory ----
@@ -492,11 +499,13 @@ class CudaBackend final : public Backend<float> {
   void to_host(float* host, const float* dev, size_t n) override {
     if (!n) return;
     CUDA_CHECK(cudaMemcpyAsync(host, dev, n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    count_d2h(n * sizeof(float));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
   void from_host(float* dev, const float* host, size_t n) override {
     if (!n) return;
     CUDA_CHECK(cudaMemcpyAsync(dev, host, n * sizeof(float), cudaMemcpyHostToDevice, stream_));
+    count_h2d(n * sizeof(float));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
   // memmove semantics: overlapping ranges go through a workspace.
@@ -532,6 +541,7 @@ class CudaBackend final : public Backend<float> {
     std::memcpy(slot.host, host, n * sizeof(int32_t));
     CUDA_CHECK(cudaMemcpyAsync(dev, slot.host, n * sizeof(int32_t), cudaMemcpyHostToDevice,
                                stream_));
+    count_h2d(n * sizeof(int32_t));
     CUDA_CHECK(cudaEventRecord(slot.ev, stream_));
   }
   void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
@@ -560,6 +570,7 @@ class CudaBackend final : public Backend<float> {
     CUDA_CHECK(cudaStreamWaitEvent(sync_stream_, ev_compute_, 0));
     CUDA_CHECK(cudaMemcpyAsync(host, dev, n * sizeof(float), cudaMemcpyDeviceToHost,
                                sync_stream_));
+    count_d2h(n * sizeof(float));
     CUDA_CHECK(cudaStreamSynchronize(sync_stream_));
   }
   void stage_in(float* dev, const float* host, size_t n) override {
@@ -570,6 +581,7 @@ class CudaBackend final : public Backend<float> {
     CUDA_CHECK(cudaStreamWaitEvent(sync_stream_, ev_compute_, 0));
     CUDA_CHECK(cudaMemcpyAsync(dev, host, n * sizeof(float), cudaMemcpyHostToDevice,
                                sync_stream_));
+    count_h2d(n * sizeof(float));
     CUDA_CHECK(cudaEventRecord(ev_staged_in_, sync_stream_));
     CUDA_CHECK(cudaStreamWaitEvent(stream_, ev_staged_in_, 0));  // later compute sees dev
   }
@@ -736,6 +748,7 @@ class CudaBackend final : public Backend<float> {
   double loss_sum() override {
     CUDA_CHECK(cudaMemcpyAsync(loss_host_, loss_dev_, sizeof(double), cudaMemcpyDeviceToHost,
                                stream_));
+    count_d2h(sizeof(double));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
     return *loss_host_;
   }
@@ -845,6 +858,17 @@ class CudaBackend final : public Backend<float> {
   }
 
   int device_;
+  // Host↔device copies issued (device-to-device not counted); atomic: staging may run on
+  // another thread.
+  std::atomic<long long> h2d_calls_{0}, h2d_bytes_{0}, d2h_calls_{0}, d2h_bytes_{0};
+  void count_h2d(size_t bytes) {
+    h2d_calls_ += 1;
+    h2d_bytes_ += static_cast<long long>(bytes);
+  }
+  void count_d2h(size_t bytes) {
+    d2h_calls_ += 1;
+    d2h_bytes_ += static_cast<long long>(bytes);
+  }
   std::string math_;                  // run.gpu_math
   cublasComputeType_t compute_;       // its cuBLAS compute type
   cudaStream_t stream_ = nullptr;       // compute: every op
@@ -885,5 +909,6 @@ CudaBackend& as_cuda(Backend<float>& be) {
 
 void* cuda_compute_stream(Backend<float>& be) { return as_cuda(be).compute_stream(); }
 int cuda_device(Backend<float>& be) { return as_cuda(be).device(); }
+CudaCopyCounts cuda_copy_counts(Backend<float>& be) { return as_cuda(be).copy_counts(); }
 
 }  // namespace strait

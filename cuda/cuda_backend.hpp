@@ -32,4 +32,11 @@ std::unique_ptr<DcComm<float>> make_nccl_dc_comm(MPI_Comm dc_comm, Backend<float
 void* cuda_compute_stream(Backend<float>& be);
 int cuda_device(Backend<float>& be);
 
+// Host↔device copies a CUDA backend has issued since it was made (device-to-device copies not
+// counted): how the parity test checks what a training step copies.
+struct CudaCopyCounts {
+  long long h2d_calls = 0, h2d_bytes = 0, d2h_calls = 0, d2h_bytes = 0;
+};
+CudaCopyCounts cuda_copy_counts(Backend<float>& be);
+
 }  // namespace strait

@@ -444,6 +444,40 @@ std::vector<double> train(Backend<float>& be, DcComm<float>& dc, int steps,
   return losses;
 }
 
+// What one training step copies between host and device, counted by the backend: the token ids
+// and targets in, the loss sum out, nothing else (the issue's "no host-device copies on the
+// step's critical path apart from the inter-datacenter staging"; one rank has no staging).
+TEST_F(CudaParity, StepCopiesOnlyTokensAndLoss) {
+  ModelConfig m;
+  m.layers = 2, m.d_model = 64, m.heads = 4, m.d_ff = 256, m.seq_len = 32, m.vocab = 256;
+  m.init_std = 0.02;
+  const Layout l = make_layout(m, shard_specs(m, {1.0})[0]);
+  ParamSet<float> ps(*gpu, l);
+  const auto full = init_full<float>(l, 1234, 0);
+  const std::vector<float> zeros(full.size(), 0.0f);
+  ps.load_full(full, zeros, zeros);
+  auto dc = make_nccl_dc_comm(MPI_COMM_NULL, *gpu);
+  Transformer<float> model(*gpu, *dc);
+  std::vector<int32_t> tok, tgt;
+  const int B = 4, N = B * m.seq_len;
+  for (int s = 0; s < 3; ++s) {
+    text_batch(s, B, m.seq_len, tok, tgt);
+    const CudaCopyCounts before = cuda_copy_counts(*gpu);
+    const double loss = model.forward_backward(ps, tok.data(), tgt.data(), B);
+    gpu->adam(ps.params, ps.grads, ps.adam_m, ps.adam_v, l.shard_total, 1e-3f, 0.9f, 0.95f, 1e-8f,
+              0.0f, ++ps.adam_t);
+    gpu->synchronize();
+    const CudaCopyCounts after = cuda_copy_counts(*gpu);
+    std::printf("  step %d: loss %.4f; h2d %lld calls %lld bytes, d2h %lld calls %lld bytes\n", s,
+                loss, after.h2d_calls - before.h2d_calls, after.h2d_bytes - before.h2d_bytes,
+                after.d2h_calls - before.d2h_calls, after.d2h_bytes - before.d2h_bytes);
+    EXPECT_EQ(after.h2d_calls - before.h2d_calls, 2) << "step " << s;
+    EXPECT_EQ(after.h2d_bytes - before.h2d_bytes, 2LL * N * 4) << "step " << s;
+    EXPECT_EQ(after.d2h_calls - before.d2h_calls, 1) << "step " << s;
+    EXPECT_EQ(after.d2h_bytes - before.d2h_bytes, 8) << "step " << s;
+  }
+}
+
 // Per math: the largest relative per-step loss difference allowed, and the normalised
 // difference of the 20-step parameter updates (Adam's normalised steps amplify GEMM rounding:
 // an element whose gradient is near zero can take a full-size step of either sign). Measured by
