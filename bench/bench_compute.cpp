@@ -148,20 +148,26 @@ int main(int argc, char** argv) {
       return usage_error("--backend cuda: no CUDA device is visible; expected --backend cpu");
   }
   const bool cuda = backend == "cuda";
+  if (!std::filesystem::is_regular_file(src + "/configs/default.toml"))
+    return usage_error("--src: " + src + "/configs/default.toml not found; expected the "
+                       "repository root");
   if (out_csv.empty())
     out_csv = cuda ? src + "/results/gpu/compute-" + gpu_math + ".csv"
                    : src + "/results/bench/compute.csv";
+  // The table goes to <out>.partial and is renamed at the end: a run that fails half-way leaves
+  // no CSV that looks complete.
+  const std::string partial_csv = out_csv + ".partial";
+  std::error_code ec;
+  const std::filesystem::path out_dir = std::filesystem::path(out_csv).parent_path();
+  if (!out_dir.empty()) std::filesystem::create_directories(out_dir, ec);
+  std::FILE* csv = ec ? nullptr : std::fopen(partial_csv.c_str(), "w");
+  if (!csv)
+    return usage_error("--out: cannot write " + partial_csv + (ec ? " (" + ec.message() + ")" : "") +
+                       "; expected a writable file path");
 
   openblas_set_num_threads(1);  // one core: the CPU figure is per core
   const std::string tmp = "/tmp/strait-bench-" + std::to_string(getpid());
   std::filesystem::create_directories(tmp);
-  const std::filesystem::path out_dir = std::filesystem::path(out_csv).parent_path();
-  if (!out_dir.empty()) std::filesystem::create_directories(out_dir);
-  std::FILE* csv = std::fopen(out_csv.c_str(), "w");
-  if (!csv) {
-    std::fprintf(stderr, "bench_compute: cannot write %s\n", out_csv.c_str());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
   std::fprintf(csv, "model,backend,gpu_math,layers,d_model,heads,d_ff,seq_len,tokens_per_step,"
                     "gemm_square_gflops,gemm_shapes_gflops,gemm_shapes_flop_share,step_ms_median,"
                     "step_gflops,ratio_vs_shapes,ratio_vs_square,compute_pct,sync_pct,"
@@ -260,7 +266,10 @@ int main(int argc, char** argv) {
                 100 * r_shapes, 100 * r_square, comp_pct, ctl_pct + tr_pct);
     std::fflush(stdout);
   }
-  std::fclose(csv);
+  if (std::fclose(csv) != 0 || std::rename(partial_csv.c_str(), out_csv.c_str()) != 0) {
+    std::fprintf(stderr, "bench_compute: --out: cannot finish %s\n", out_csv.c_str());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   std::filesystem::remove_all(tmp);
   std::printf("GFLOP/s columns: the reference GEMMs through the %s backend; \"share\" is the part "
               "of the model FLOPs the same-shape GEMMs carry (attention's batched GEMMs are not "

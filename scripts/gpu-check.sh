@@ -18,7 +18,8 @@
 # phase ends.
 # Environment: BUNDLE (prebuilt bundle folder; skips the build), BUILD (build folder, default
 #   build-gpu), CUDA_ARCH (default 90), STEPS (training steps, default 50), BENCH_STEPS (default
-#   20), GPU_CHECK_ALLOW_NO_GPU=1 to exercise the script on a machine without a GPU (the CUDA
+#   20), GPU_CHECK_ALLOW_STALE_BUNDLE=1 to use a bundle built from another commit,
+#   GPU_CHECK_ALLOW_NO_GPU=1 to exercise the script on a machine without a GPU (the CUDA
 #   parts then fail or skip and are reported as such).
 # A build needs what a normal build needs (cmake, Open MPI, HDF5, Eigen, OpenBLAS, toml++, CLI11,
 # GoogleTest: scripts/install-deps) plus nvcc; it says what is missing and stops if not there.
@@ -80,6 +81,17 @@ if [ -n "${BUNDLE:-}" ]; then
   source "$BUNDLE/env.sh"
   STRAIT=$BUNDLE/bin/strait PARITY=$BUNDLE/bin/test_cuda_parity BENCH=$BUNDLE/bin/bench_compute
   BUILD_NOTE="prebuilt bundle ($(head -n3 "$BUNDLE/MANIFEST.txt" 2>/dev/null | tr '\n' ' '))"
+  # The bundle must hold this checkout's code: a stale one would test and report old binaries.
+  bundle_commit=$(sed -n 's/^commit: \([0-9a-f]*\).*/\1/p' "$BUNDLE/MANIFEST.txt" 2>/dev/null || true)
+  head_commit=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || true)
+  if [ -n "$bundle_commit" ] && [ -n "$head_commit" ] && [ "${head_commit#"$bundle_commit"}" = "$head_commit" ]; then
+    if [ "${GPU_CHECK_ALLOW_STALE_BUNDLE:-0}" != 1 ]; then
+      echo "gpu-check: the bundle was built from commit $bundle_commit but this checkout is" \
+           "${head_commit:0:12}; rebuild it (scripts/gpu-bundle) or set GPU_CHECK_ALLOW_STALE_BUNDLE=1" >&2
+      exit 2
+    fi
+    BUILD_NOTE="$BUILD_NOTE — STALE: checkout is ${head_commit:0:12}"
+  fi
   echo "(bundle: no build)" >"$WORK/build.log"
 else
   if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
@@ -93,24 +105,36 @@ else
     exit 2
   fi
   say "configure $BUILD (Release, CUDA on, CMAKE_CUDA_ARCHITECTURES=$CUDA_ARCH)"
+  rc=0
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSTRAIT_CUDA=ON \
-    -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" 2>&1 | tee "$WORK/build.log"
-  if ! grep -q "strait: CUDA backend 1" "$WORK/build.log"; then
-    echo "gpu-check: CMake did not enable the CUDA backend (see $WORK/build.log)" >&2
+    -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" >"$WORK/build.log" 2>&1 || rc=$?
+  if [ "$rc" != 0 ] || ! grep -q "strait: CUDA backend 1" "$WORK/build.log"; then
+    tail -n 40 "$WORK/build.log"
+    keep "$WORK/build.log"
+    echo "gpu-check: configure failed or did not enable the CUDA backend (exit $rc; $WORK/build.log)" >&2
     exit 1
   fi
   say "build strait, test_cuda_parity and bench_compute with $(nproc) jobs"
-  cmake --build "$BUILD" -j "$(nproc)" --target strait test_cuda_parity bench_compute 2>&1 |
-    tee -a "$WORK/build.log" | grep -E "error|warning|Built target" || true
+  # Old binaries may survive in $BUILD: a failed build must stop here, not test them.
+  cmake --build "$BUILD" -j "$(nproc)" --target strait test_cuda_parity bench_compute \
+    >>"$WORK/build.log" 2>&1 || rc=$?
+  grep -E "error|warning" "$WORK/build.log" | head -n 40 || true
+  if [ "$rc" != 0 ]; then
+    keep "$WORK/build.log"
+    echo "gpu-check: build failed (exit $rc; $WORK/build.log)" >&2
+    exit 1
+  fi
   STRAIT=$BUILD/strait PARITY=$BUILD/tests/test_cuda_parity BENCH=$BUILD/bench_compute
   BUILD_NOTE="built here: $BUILD, CMAKE_CUDA_ARCHITECTURES=$CUDA_ARCH"
 fi
-for b in "$STRAIT" "$PARITY" "$BENCH"; do
+for b in "$STRAIT" "$PARITY"; do
   if [ ! -x "$b" ]; then
     echo "gpu-check: $b is missing (build failed? see $WORK/build.log)" >&2
     exit 1
   fi
 done
+HAVE_BENCH=1
+[ -x "$BENCH" ] || { HAVE_BENCH=0; echo "gpu-check: $BENCH is missing: the benchmark phase is skipped" >&2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # singleton runs as root
 
 # ---- 2. parity ----
@@ -123,6 +147,7 @@ PARITY_SUMMARY=$(grep -E '^\[ +(PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$WORK/p
 # ---- 3. benchmark: the step against cuBLAS on the same shapes ----
 declare -A BENCH_RC
 for math in tf32 bf16; do
+  if [ "$HAVE_BENCH" = 0 ]; then BENCH_RC[$math]="skipped (no bench_compute)"; continue; fi
   say "bench_compute --backend cuda --gpu-math $math ($BENCH_STEPS steps per model)"
   BENCH_RC[$math]=0
   timeout 120 "$BENCH" --src "$ROOT" --backend cuda --gpu-math "$math" --steps "$BENCH_STEPS" \

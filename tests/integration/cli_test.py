@@ -149,6 +149,7 @@ def case_report_and_force():
     rc, out, err = run(3, "train", "--config", cfg)
     check(rc == 0, f"tiny run exits 0 ({err.strip()[-300:]})")
     check("loss" in out and "tok/s" in out and "done:" in out, "progress lines and summary printed")
+    check("backend: cpu (" in out, "the header names the backend of the ranks")
     steps, status, offsets = steps_table(trace_of("rep"))
     check(len(steps) == 20 and status == "complete", f"trace has 20 steps, status complete ({status})")
     check(list(steps["step"]) == list(range(20)), "steps are numbered 0..19")
@@ -156,9 +157,12 @@ def case_report_and_force():
     check(steps["loss"][-5:].mean() < steps["loss"][:3].mean() - 0.5, "loss goes down")
     with h5py.File(trace_of("rep"), "r", locking=False) as f:
         check(len(f["ranks"]) == 60 and len(f["links"]) == 40, "per-rank and per-link rows")
+        backends = [b.decode() if isinstance(b, bytes) else str(b) for b in f["meta"].attrs["backends"]]
+        check(backends == ["cpu"] * 3, f"/meta@backends names each rank's backend ({backends})")
         check(len(f["decisions"]) >= 5, "initial policy of every slot recorded")
     p = subprocess.run([STRAIT, "report", trace_of("rep")], capture_output=True, text=True)
-    check(p.returncode == 0 and "complete" in p.stdout, "strait report summarises the trace")
+    check(p.returncode == 0 and "complete" in p.stdout and "backend      cpu (3 ranks)" in p.stdout,
+          "strait report summarises the trace, backend included")
     p = subprocess.run(["h5dump", "-H", trace_of("rep")], capture_output=True, text=True,
                        env=dict(os.environ, HDF5_USE_FILE_LOCKING="FALSE"))
     check(p.returncode == 0 and "steps" in p.stdout, "h5dump reads the trace")

@@ -327,11 +327,13 @@ TEST_F(CudaParity, SoftmaxXent) {
     const float scale = 1.0f / N;
     cpu->softmax_xent(logits.c, losses.c, tgt.c, N, V, scale);
     gpu->softmax_xent(logits.g, losses.g, tgt.g, N, V, scale);
-    gpu->zero(logits.g, 1);  // queued after the loss: loss_sum must not depend on later work
-    const double sc = cpu->loss_sum(), sg = gpu->loss_sum();
-    cpu->zero(logits.c, 1);
     logits.check("softmax_xent dlogits" + s, kElem);
     losses.check("softmax_xent losses" + s, kElem);
+    // The sum is taken when softmax_xent runs: work queued after it that overwrites the losses
+    // must not change what loss_sum() reads later.
+    gpu->zero(losses.g, N);
+    cpu->zero(losses.c, N);
+    const double sc = cpu->loss_sum(), sg = gpu->loss_sum();
     std::printf("  softmax_xent sum%s gpu %.9g cpu %.9g\n", s.c_str(), sg, sc);
     EXPECT_TRUE(std::isfinite(sg));
     EXPECT_LT(std::abs(sg - sc) / std::abs(sc), kElem) << s;
@@ -351,9 +353,10 @@ TEST_F(CudaParity, Adam) {
   v.check("adam v", kElem);
 }
 
-// stage_out must see every kernel queued before it (the sync stream waits on an event), and
-// kernels queued after stage_in must see the staged data (the compute stream waits on one),
-// with neither call followed by an explicit synchronize.
+// stage_out must see every kernel queued before it, stage_in must not overwrite a buffer that a
+// kernel queued before it still reads, and kernels queued after stage_in must see the staged
+// data (events order the sync stream and the compute stream both ways); no call is followed by
+// an explicit synchronize.
 TEST_F(CudaParity, StagingIsOrderedWithCompute) {
   const size_t n = (size_t(1) << 22) + 3;  // 16 MiB: long enough for a race to show
   float* host = gpu->alloc_host(n);
@@ -367,7 +370,9 @@ TEST_F(CudaParity, StagingIsOrderedWithCompute) {
     compare("stage_out after accumulate, round " + std::to_string(round),
             std::vector<float>(host, host + n), std::vector<float>(host_c, host_c + n), kElem);
     for (size_t i = 0; i < n; ++i) host[i] = host_c[i] = 0.5f * host_c[i] + 1.0f;
-    gpu->stage_in(b.g, host, n);  // b ← host, then used at once by the next accumulate
+    gpu->accumulate(a.g, b.g, n);  // reads the old b: stage_in must wait for it on the GPU ...
+    cpu->accumulate(a.c, b.c, n);
+    gpu->stage_in(b.g, host, n);  // ... b ← host, then used at once by the next accumulate
     cpu->stage_in(b.c, host_c, n);
     gpu->accumulate(a.g, b.g, n);
     cpu->accumulate(a.c, b.c, n);

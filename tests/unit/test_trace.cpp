@@ -45,6 +45,7 @@ RunMeta make_meta() {
   m.start_time = "2025-01-02T03:04:05Z";
   m.run_name = "unit";
   m.hosts = {"node-a", "node-a", "node-b"};
+  m.backends = {"cpu", "cuda-tf32", "cuda-tf32"};
   m.rank_dc = {0, 0, 1};
   m.dc_names = {"east", "west"};
   m.world_size = 3;
@@ -134,6 +135,7 @@ void expect_meta(const RunMeta& a, const RunMeta& b) {
   EXPECT_EQ(a.start_time, b.start_time);
   EXPECT_EQ(a.run_name, b.run_name);
   EXPECT_EQ(a.hosts, b.hosts);
+  EXPECT_EQ(a.backends, b.backends);
   EXPECT_EQ(a.rank_dc, b.rank_dc);
   EXPECT_EQ(a.dc_names, b.dc_names);
   EXPECT_EQ(a.world_size, b.world_size);
