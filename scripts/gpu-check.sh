@@ -5,7 +5,9 @@
 #      binaries of a prebuilt bundle (BUNDLE=dir, made by scripts/gpu-bundle on a machine with the
 #      project's dependencies: the GPU machine's image may lack Open MPI, HDF5 and OpenBLAS);
 #   2. test_cuda_parity: every op against the CPU backend in FP32, TF32 and BF16 GEMM math, the
-#      staging copies' ordering, then 20 training steps per math;
+#      staging copies' ordering, what a step copies, then 20 training steps per math; and
+#      test_equivalence on 6 ranks with the CUDA backend (FP32 GEMMs): distributed layouts
+#      sharing the GPU reproduce the single-process GPU run, reruns and resume bit-identical;
 #   3. bench_compute on the CUDA backend (the benchmark model sizes, TF32 and BF16): model FLOP/s
 #      of a training step against cuBLAS GEMM FLOP/s for the same shapes, measured in the same
 #      run (the issue's 60% goal), and model FLOP utilisation against the datasheet peak;
@@ -13,7 +15,7 @@
 #      the GPU, shaped links) on the CUDA and on the CPU backend, summarised by `strait report`;
 #   5. a report to results/gpu/<date>-<device>.md with the CSVs beside it, copied to $OUT too.
 # Usage: scripts/gpu-check.sh            (from anywhere; it works in the repository root)
-# Worst case (every step hitting its timeout) about 9.5 minutes; a healthy run on an H200 should
+# Worst case (every step hitting its timeout) about 9 minutes; a healthy run on an H200 should
 # take 2-3 (not yet measured). With $OUT set (the device tool), results are copied there as each
 # phase ends.
 # Environment: BUNDLE (prebuilt bundle folder; skips the build), BUILD (build folder, default
@@ -80,6 +82,7 @@ if [ -n "${BUNDLE:-}" ]; then
   # shellcheck disable=SC1091
   source "$BUNDLE/env.sh"
   STRAIT=$BUNDLE/bin/strait PARITY=$BUNDLE/bin/test_cuda_parity BENCH=$BUNDLE/bin/bench_compute
+  EQUIV=$BUNDLE/bin/test_equivalence
   BUILD_NOTE="prebuilt bundle ($(head -n3 "$BUNDLE/MANIFEST.txt" 2>/dev/null | tr '\n' ' '))"
   # The bundle must hold this checkout's code: a stale one would test and report old binaries.
   bundle_commit=$(sed -n 's/^commit: \([0-9a-f]*\).*/\1/p' "$BUNDLE/MANIFEST.txt" 2>/dev/null || true)
@@ -116,7 +119,7 @@ else
   fi
   say "build strait, test_cuda_parity and bench_compute with $(nproc) jobs"
   # Old binaries may survive in $BUILD: a failed build must stop here, not test them.
-  cmake --build "$BUILD" -j "$(nproc)" --target strait test_cuda_parity bench_compute \
+  cmake --build "$BUILD" -j "$(nproc)" --target strait test_cuda_parity test_equivalence bench_compute \
     >>"$WORK/build.log" 2>&1 || rc=$?
   grep -E "error|warning" "$WORK/build.log" | head -n 40 || true
   if [ "$rc" != 0 ]; then
@@ -125,9 +128,10 @@ else
     exit 1
   fi
   STRAIT=$BUILD/strait PARITY=$BUILD/tests/test_cuda_parity BENCH=$BUILD/bench_compute
+  EQUIV=$BUILD/tests/test_equivalence
   BUILD_NOTE="built here: $BUILD, CMAKE_CUDA_ARCHITECTURES=$CUDA_ARCH"
 fi
-for b in "$STRAIT" "$PARITY"; do
+for b in "$STRAIT" "$PARITY" "$EQUIV"; do
   if [ ! -x "$b" ]; then
     echo "gpu-check: $b is missing (build failed? see $WORK/build.log)" >&2
     exit 1
@@ -140,8 +144,16 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # singleton ru
 # ---- 2. parity ----
 say "test_cuda_parity"
 PARITY_RC=0
-timeout 150 "$PARITY" 2>&1 | tee "$WORK/parity.log" || PARITY_RC=$?
+timeout 120 "$PARITY" 2>&1 | tee "$WORK/parity.log" || PARITY_RC=$?
 keep "$WORK/parity.log"
+say "test_equivalence on 6 ranks, CUDA backend, FP32 GEMMs"
+EQUIV_RC=0
+EQUIV_ENV=(STRAIT_TEST_BACKEND=cuda STRAIT_TEST_GPU_MATH=fp32)
+[ -f /usr/share/common-licenses/Apache-2.0 ] || EQUIV_ENV+=(STRAIT_TEST_CORPUS="$ROOT/docs/design.md")
+env "${EQUIV_ENV[@]}" timeout 90 scripts/mpirun-local -np 6 "$EQUIV" 2>&1 | tee "$WORK/equivalence.log" ||
+  EQUIV_RC=$?
+note "$WORK/equivalence.log"
+EQUIV_SUMMARY=$(grep -aE 'PASSED|FAILED|loss: worst|Failure' "$WORK/equivalence.log" | sed 's/\x1b\[[0-9;]*m//g' || true)
 PARITY_SUMMARY=$(grep -E '^\[ +(PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$WORK/parity.log" || true)
 
 # ---- 3. benchmark: the step against cuBLAS on the same shapes ----
@@ -150,7 +162,7 @@ for math in tf32 bf16; do
   if [ "$HAVE_BENCH" = 0 ]; then BENCH_RC[$math]="skipped (no bench_compute)"; continue; fi
   say "bench_compute --backend cuda --gpu-math $math ($BENCH_STEPS steps per model)"
   BENCH_RC[$math]=0
-  timeout 120 "$BENCH" --src "$ROOT" --backend cuda --gpu-math "$math" --steps "$BENCH_STEPS" \
+  timeout 100 "$BENCH" --src "$ROOT" --backend cuda --gpu-math "$math" --steps "$BENCH_STEPS" \
     --out "$WORK/compute-$math.csv" 2>&1 | tee "$WORK/bench-$math.log" || BENCH_RC[$math]=$?
   keep "$WORK/compute-$math.csv"
   note "$WORK/bench-$math.log"
@@ -162,7 +174,7 @@ train() {  # train BACKEND: STEPS steps of default.toml on NP ranks, trace in $W
   local be=$1 rc=0 t1 t2
   say "train on backend $be: $NP ranks, $STEPS steps"
   t1=$(date +%s%N)
-  timeout 90 scripts/mpirun-local -np "$NP" "$STRAIT" train --config configs/default.toml \
+  timeout 60 scripts/mpirun-local -np "$NP" "$STRAIT" train --config configs/default.toml \
     --set run.backend="$be" --set train.steps="$STEPS" --set train.log_every=10 \
     --set checkpoint.path="$WORK/$be.ckpt.h5" ${CORPUS_SET[@]+"${CORPUS_SET[@]}"} \
     --out "$WORK/$be.h5" --force 2>&1 | tee "$WORK/train-$be.log" || rc=$?
@@ -215,6 +227,12 @@ say "write $REPORT"
     "$WORK/parity.log" || true
   echo '```'
   echo
+  echo "## Distributed equivalence on the GPU (test_equivalence, 6 ranks, FP32 GEMMs; exit $EQUIV_RC)"
+  echo
+  echo '```'
+  echo "$EQUIV_SUMMARY"
+  echo '```'
+  echo
   echo "## Benchmark: a training step against cuBLAS GEMMs of the same shapes (bench_compute)"
   echo
   echo "One rank, one datacenter. \"GEMM ref\" is the backend's GEMM FLOP/s over every dense GEMM"
@@ -257,7 +275,7 @@ keep "$REPORT"
 tail -n 200 "$WORK/build.log" >"$WORK/build-tail.log"
 keep "$WORK/build-tail.log"
 
-say "done: parity exit $PARITY_RC, bench exit tf32 ${BENCH_RC[tf32]} bf16 ${BENCH_RC[bf16]}," \
+say "done: parity exit $PARITY_RC, equivalence exit $EQUIV_RC, bench exit tf32 ${BENCH_RC[tf32]} bf16 ${BENCH_RC[bf16]}," \
     "cuda run exit ${TRAIN_RC[cuda]}, cpu run exit ${TRAIN_RC[cpu]}"
 cat "$REPORT"
-[ "$PARITY_RC" = 0 ] && [ "${TRAIN_RC[cuda]}" = 0 ] && [ "${BENCH_RC[tf32]}" = 0 ]
+[ "$PARITY_RC" = 0 ] && [ "$EQUIV_RC" = 0 ] && [ "${TRAIN_RC[cuda]}" = 0 ] && [ "${BENCH_RC[tf32]}" = 0 ]

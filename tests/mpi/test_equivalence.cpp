@@ -5,11 +5,16 @@
 // within 5e-4·max|ref param| (measured: 3e-8 and 2e-5) — the reductions sum in a different order than one rank does.
 // Also: the same run twice is bit-identical, and resume from a checkpoint continues the
 // trajectory bit-identically.
+// Backend: the CPU by default; STRAIT_TEST_BACKEND=cuda runs every case (reference included) on
+// the CUDA backend with FP32 GEMMs (STRAIT_TEST_GPU_MATH overrides), which is how
+// scripts/gpu-check.sh checks the distributed GPU path (ranks sharing a GPU stage their
+// tensor-parallel reductions through the host) against the single-process GPU run.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -43,13 +48,28 @@ std::string tmpdir() {
   return d;
 }
 
-// A tiny model on a small corpus that ships with the tests' data (a licence text).
+// "backend = ..." lines for [run] from the environment (see the top of the file).
+std::string backend_toml() {
+  const char* be = std::getenv("STRAIT_TEST_BACKEND");
+  if (!be || !*be) return "";
+  const char* math = std::getenv("STRAIT_TEST_GPU_MATH");
+  return std::string("backend = \"") + be + "\"\ngpu_math = \"" + (math && *math ? math : "fp32") +
+         "\"\n";
+}
+
+// A licence text Debian ships; STRAIT_TEST_CORPUS names another file (a machine without it).
+std::string corpus() {
+  const char* c = std::getenv("STRAIT_TEST_CORPUS");
+  return c && *c ? c : "/usr/share/common-licenses/Apache-2.0";
+}
+
+// A tiny model on a small text corpus.
 std::string base_toml(int steps, int experts) {
-  return "[run]\nname = \"eq\"\n"
+  return "[run]\nname = \"eq\"\n" + backend_toml() +
          "[model]\nlayers = 2\nd_model = 48\nheads = 6\nd_ff = 96\nseq_len = 16\nexperts = " +
          std::to_string(experts) +
          "\n[train]\nglobal_batch = 6\nsteps = " + std::to_string(steps) +
-         "\nlr = 0.003\nseed = 77\ncorpus = \"/usr/share/common-licenses/Apache-2.0\"\n";
+         "\nlr = 0.003\nseed = 77\ncorpus = \"" + corpus() + "\"\n";
 }
 
 Config load(const std::string& name, const std::string& text) {
