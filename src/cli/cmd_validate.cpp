@@ -46,7 +46,11 @@ std::vector<long long> apportion(long long total, const std::vector<double>& fra
 void print_config(const Config& c) {
   const double MiB = 1048576.0;
   std::printf("config %s: valid\n\n", c.source_file.c_str());
-  std::printf("run          %s (backend %s)\n", c.run_name.c_str(), c.backend.c_str());
+  if (c.backend == "cpu")
+    std::printf("run          %s (backend cpu)\n", c.run_name.c_str());
+  else  // the GEMM compute type matters only where CUDA may run
+    std::printf("run          %s (backend %s, GPU matmul math %s)\n", c.run_name.c_str(),
+                c.backend.c_str(), c.gpu_math.c_str());
   std::printf("trace        %s\n", c.trace.path.c_str());
   std::printf("checkpoint   %s (%s)\n", c.checkpoint.path.c_str(),
               c.checkpoint.every > 0 ? ("every " + std::to_string(c.checkpoint.every) + " steps").c_str()
