@@ -8,7 +8,8 @@
 // - Attention: strided-batched GEMMs over heads (or over sequences, whichever is more numerous)
 //   on strided views of the QKV buffer, plus fused causal softmax kernels (forward, backward).
 // - Everything else: small kernels of ours. Column reductions (bias and LayerNorm weight
-//   gradients) and embedding gradients are deterministic: fixed-order sums, no float atomics.
+//   gradients) and the embedding gradients are deterministic (fixed-order sums, no float
+//   atomics), except the token-embedding gradient of vocabularies above 1024 (atomics).
 // - Streams: every op goes to the compute stream; the inter-datacenter staging copies
 //   (stage_out / stage_in) go to a sync stream, ordered with the compute stream by events, into
 //   page-locked host memory. In a step the host waits only in loss_sum() (after the whole
@@ -548,7 +549,10 @@ class CudaBackend final : public Backend<float> {
 
   // ---- inter-datacenter staging (sync stream) ----
   // These may be called from a thread other than the one that made the backend (an overlap
-  // scheduler's), so they select the device first; one thread at a time stages.
+  // scheduler's), so they select the device first; one thread at a time stages. The events
+  // order them against whatever the compute stream holds when they are called, so that thread
+  // must call stage_out after the work producing `dev` is queued, and the compute thread must
+  // not queue work touching `dev` between stage_out and the matching stage_in.
   float* alloc_host(size_t n) override {
     CUDA_CHECK(cudaSetDevice(device_));
     void* p = nullptr;

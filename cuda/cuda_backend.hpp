@@ -33,7 +33,8 @@ void* cuda_compute_stream(Backend<float>& be);
 int cuda_device(Backend<float>& be);
 
 // Host↔device copies a CUDA backend has issued since it was made (device-to-device copies not
-// counted): how the parity test checks what a training step copies.
+// counted; nor are the staged DcComm's, which it issues itself): how the parity test checks
+// what a training step copies.
 struct CudaCopyCounts {
   long long h2d_calls = 0, h2d_bytes = 0, d2h_calls = 0, d2h_bytes = 0;
 };
