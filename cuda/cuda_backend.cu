@@ -364,6 +364,67 @@ __global__ void k_causal_softmax_bwd(float* dP, const float* __restrict__ P, int
   for (int j = i + 1 + lane; j < Tn; j += 32) d[j] = 0.0f;
 }
 
+// Register-resident versions for T <= 32·K: each lane holds its K elements of the row (column
+// j = lane + 32·k, so a warp's loads are coalesced), reads only the causal part (j <= i) once
+// and writes the whole row once, instead of the 3 reads + 2 writes of the kernels above; the
+// arithmetic, and its order, are theirs. Attention's (B, H, T, T) buffers are the largest
+// memory traffic of a step at long sequences.
+template <int K>
+__global__ void k_causal_softmax_fwd_reg(float* att, int rows, int Tn) {
+  const int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (r >= rows) return;
+  const int i = r % Tn;
+  float* row = att + static_cast<size_t>(r) * Tn;
+  float v[K];
+  float mx = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int j = lane + 32 * k;
+    v[k] = j <= i ? row[j] : -INFINITY;
+    mx = fmaxf(mx, v[k]);
+  }
+  mx = warp_max(mx);
+  float sum = 0.0f;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int j = lane + 32 * k;
+    v[k] = j <= i ? expf(v[k] - mx) : 0.0f;
+    sum += v[k];
+  }
+  const float inv = 1.0f / warp_sum(sum);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int j = lane + 32 * k;
+    if (j < Tn) row[j] = v[k] * inv;  // 0 above the diagonal
+  }
+}
+
+template <int K>
+__global__ void k_causal_softmax_bwd_reg(float* dP, const float* __restrict__ P, int rows,
+                                         int Tn) {
+  const int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (r >= rows) return;
+  const int i = r % Tn;
+  const size_t off = static_cast<size_t>(r) * Tn;
+  float p[K], d[K];
+  float dot = 0.0f;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int j = lane + 32 * k;
+    p[k] = j <= i ? P[off + j] : 0.0f;
+    d[k] = j <= i ? dP[off + j] : 0.0f;
+    dot += p[k] * d[k];
+  }
+  dot = warp_sum(dot);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int j = lane + 32 * k;
+    if (j < Tn) dP[off + j] = j <= i ? p[k] * (d[k] - dot) : 0.0f;
+  }
+}
+
 // ---------------------------------------------------------------- loss
 
 // One block per row of logits (N,V): losses[i] = −log p[target], logits ← grad_scale·(p − onehot).
@@ -691,8 +752,7 @@ class CudaBackend final : public Backend<float> {
       (void)oo;
     });
     const int rows = B * H * Tn;
-    k_causal_softmax_fwd<<<rows_grid(rows), kThreads, 0, stream_>>>(att, rows, Tn);
-    CUDA_CHECK_LAUNCH();
+    softmax_rows(/*backward=*/false, att, nullptr, rows, Tn);
     for_head_batches(B, Tn, H, hd, [&](size_t oq, size_t oa, size_t oo, const HeadStrides& s) {
       const float* v = qkv + oq + 2 * static_cast<size_t>(H) * hd;
       // O = P·V   (T,hd)
@@ -716,8 +776,7 @@ class CudaBackend final : public Backend<float> {
               ld, s.qkv, s.count);
     });
     const int rows = B * H * Tn;
-    k_causal_softmax_bwd<<<rows_grid(rows), kThreads, 0, stream_>>>(scratch, att, rows, Tn);
-    CUDA_CHECK_LAUNCH();
+    softmax_rows(/*backward=*/true, scratch, att, rows, Tn);
     for_head_batches(B, Tn, H, hd, [&](size_t oq, size_t oa, size_t oo, const HeadStrides& s) {
       const float* q = qkv + oq;
       const float* k = q + Hhd;
@@ -791,6 +850,40 @@ class CudaBackend final : public Backend<float> {
   static unsigned row_blocks(int rows) { return static_cast<unsigned>(std::min(rows, 65536)); }
   static unsigned row_threads(int C) {
     return static_cast<unsigned>(std::min(kThreads, std::max(32, (C + 31) / 32 * 32)));
+  }
+
+  // The causal softmax over `rows` rows of length Tn (forward: x = scores → probabilities;
+  // backward: x = dP → dS with P): the register-resident kernel for the smallest K with
+  // 32·K >= Tn, the streaming one beyond T = 1024.
+  void softmax_rows(bool backward, float* x, const float* P, int rows, int Tn) {
+    const unsigned grid = rows_grid(rows);
+    const int k = (Tn + 31) / 32;
+    if (k > 32) {
+      if (backward)
+        k_causal_softmax_bwd<<<grid, kThreads, 0, stream_>>>(x, P, rows, Tn);
+      else
+        k_causal_softmax_fwd<<<grid, kThreads, 0, stream_>>>(x, rows, Tn);
+    } else if (k > 16) {
+      launch_softmax<32>(backward, grid, x, P, rows, Tn);
+    } else if (k > 8) {
+      launch_softmax<16>(backward, grid, x, P, rows, Tn);
+    } else if (k > 4) {
+      launch_softmax<8>(backward, grid, x, P, rows, Tn);
+    } else if (k > 2) {
+      launch_softmax<4>(backward, grid, x, P, rows, Tn);
+    } else if (k > 1) {
+      launch_softmax<2>(backward, grid, x, P, rows, Tn);
+    } else {
+      launch_softmax<1>(backward, grid, x, P, rows, Tn);
+    }
+    CUDA_CHECK_LAUNCH();
+  }
+  template <int K>
+  void launch_softmax(bool backward, unsigned grid, float* x, const float* P, int rows, int Tn) {
+    if (backward)
+      k_causal_softmax_bwd_reg<K><<<grid, kThreads, 0, stream_>>>(x, P, rows, Tn);
+    else
+      k_causal_softmax_fwd_reg<K><<<grid, kThreads, 0, stream_>>>(x, rows, Tn);
   }
 
   // Grid for warp-per-row kernels (kThreads/32 rows per block).

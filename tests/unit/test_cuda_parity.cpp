@@ -299,7 +299,11 @@ TEST_F(CudaParity, Attention) {
   struct Shape {
     int B, T, H, hd;
   };
-  for (const Shape sh : {Shape{2, 37, 3, 16}, Shape{5, 67, 2, 8}, Shape{1, 128, 4, 32}})
+  // T picks the softmax kernel: register-resident with K = 2, 4 (T = 37, 67, 128), 16 (300),
+  // 32 (600, 1024), and the streaming one beyond 1024 (1100).
+  for (const Shape sh : {Shape{2, 37, 3, 16}, Shape{5, 67, 2, 8}, Shape{1, 128, 4, 32},
+                         Shape{2, 300, 1, 8}, Shape{1, 600, 1, 8}, Shape{1, 1024, 2, 16},
+                         Shape{1, 1100, 1, 8}})
     for (size_t mi = 0; mi < std::size(kMaths); ++mi) {
       Backend<float>& g = *gpus[mi];
       const double tol = kMaths[mi].gemm_tol;
