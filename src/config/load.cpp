@@ -974,6 +974,11 @@ void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bo
 }
 
 void check_memory(Checker& c, const toml::table* model_table, const Config& cfg) {
+  // The estimate is what the CPU backend holds in host memory. With run.backend = "cuda" the
+  // parameters, Adam state and activations live on the GPU (a cudaMalloc that does not fit
+  // aborts the job naming the call), and the host only stages copies; a host-side estimate
+  // would refuse GPU runs for the wrong memory. "auto" keeps the check.
+  if (cfg.backend == "cuda") return;
   const double limit = memory_limit_bytes(cfg);
   if (limit <= 0) return;
   int worst = -1;

@@ -485,6 +485,18 @@ TEST(Config, MemoryEstimateOfTheTinyModel) {
   EXPECT_DOUBLE_EQ(strait::estimate_memory(c, 1).total_bytes, strait::estimate_memory(c, 2).total_bytes);
 }
 
+// The memory check is about host memory for the CPU backend: a CUDA run of the same (too large)
+// config loads, "auto" does not.
+TEST(Config, MemoryCheckIsForTheCpuBackend) {
+  const std::string big = with("seq_len = 16", "seq_len = 256",
+                               with("memory_limit_gb = 4", "memory_limit_gb = 0.001"));
+  EXPECT_THROW(load_config(scratch().write("mem_cpu", big).string()), ConfigError);
+  EXPECT_THROW(load_config(scratch().write("mem_auto", big).string(), {"run.backend=auto"}),
+               ConfigError);
+  const Config c = load_config(scratch().write("mem_cuda", big).string(), {"run.backend=cuda"});
+  EXPECT_EQ(c.backend, "cuda");
+}
+
 TEST(Config, NetworkKeysHaveDefaults) {
   const Config c = load_config(scratch().write("net_defaults", base()).string());
   EXPECT_EQ(c.network.shaper, "software");
