@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -29,6 +30,7 @@
 
 #include "check.cuh"
 #include "cuda_backend.hpp"
+#include "op_profile.cuh"
 
 namespace strait {
 
@@ -522,11 +524,14 @@ class CudaBackend final : public Backend<float> {
     CUDA_CHECK(cudaMemset(loss_dev_, 0, sizeof(double)));  // loss_sum() before any softmax_xent
     CUDA_CHECK(cudaMallocHost(&loss_host_, sizeof(double)));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
+    prof_ = std::make_unique<OpProfile>(stream_, "device " + std::to_string(device_) + ", " +
+                                                     name());
   }
 
   // Teardown ignores errors: it also runs while the job is being aborted.
   ~CudaBackend() override {
     (void)cudaSetDevice(device_);
+    prof_.reset();  // prints its table (STRAIT_CUDA_PROFILE=1) while the stream still exists
     (void)cudaStreamSynchronize(stream_);
     (void)cudaStreamSynchronize(sync_stream_);
     (void)cublasDestroy(blas_);
@@ -556,6 +561,7 @@ class CudaBackend final : public Backend<float> {
   float* alloc(size_t n) override { return static_cast<float*>(dev_alloc(n * sizeof(float))); }
   void free(float* p) override { dev_free(p); }
   void zero(float* p, size_t n) override {
+    const auto timed = prof_->time("zero");
     if (n) CUDA_CHECK(cudaMemsetAsync(p, 0, n * sizeof(float), stream_));
   }
   void to_host(float* host, const float* dev, size_t n) override {
@@ -573,6 +579,7 @@ class CudaBackend final : public Backend<float> {
   // memmove semantics: overlapping ranges go through a workspace.
   void copy(float* dst, const float* src, size_t n) override {
     if (!n || dst == src) return;
+    const auto timed = prof_->time("copy (device)");
     const size_t bytes = n * sizeof(float);
     if (dst < src + n && src < dst + n) {
       void* tmp = copy_ws_.get(bytes);
@@ -660,6 +667,7 @@ class CudaBackend final : public Backend<float> {
   // ---- elementwise / reductions ----
   void embedding_fwd(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B,
                      int Tn, int C) override {
+    const auto timed = prof_->time("embedding_fwd");
     const int N = B * Tn;
     if (!N || !C) return;
     k_embedding_fwd<<<row_blocks(N), row_threads(C), 0, stream_>>>(out, tokens, wte, wpe, N, Tn,
@@ -668,6 +676,7 @@ class CudaBackend final : public Backend<float> {
   }
   void embedding_bwd(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B,
                      int Tn, int C) override {
+    const auto timed = prof_->time("embedding_bwd");
     const int N = B * Tn;
     if (!N || !C) return;
     k_wpe_grad<<<grid_for(static_cast<size_t>(Tn) * C), kThreads, 0, stream_>>>(dwpe, dout, B,
@@ -692,6 +701,7 @@ class CudaBackend final : public Backend<float> {
   }
   void layernorm_fwd(float* out, float* mean, float* rstd, const float* inp, const float* w,
                      const float* b, int N, int C) override {
+    const auto timed = prof_->time("layernorm_fwd");
     if (!N) return;
     k_layernorm_fwd<<<rows_grid(N), kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C);
     CUDA_CHECK_LAUNCH();
@@ -699,6 +709,7 @@ class CudaBackend final : public Backend<float> {
   void layernorm_bwd(float* dinp, float* dw, float* db, const float* dout, const float* inp,
                      const float* w, const float* mean, const float* rstd, int N,
                      int C) override {
+    const auto timed = prof_->time("layernorm_bwd");
     if (!N || !C) return;
     k_layernorm_bwd_dx<<<rows_grid(N), kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N,
                                                               C);
@@ -706,30 +717,36 @@ class CudaBackend final : public Backend<float> {
     colsum<2>(dw, db, N, C, LnTerm{dout, inp, mean, rstd, C});
   }
   void add_bias(float* y, const float* bias, int N, int C) override {
+    const auto timed = prof_->time("add_bias");
     if (!N || !C) return;
     k_add_bias<<<row_blocks(N), row_threads(C), 0, stream_>>>(y, bias, N, C);
     CUDA_CHECK_LAUNCH();
   }
   void bias_grad(float* dbias, const float* dy, int N, int C) override {
+    const auto timed = prof_->time("bias_grad");
     if (!N || !C) return;
     colsum<1>(dbias, nullptr, N, C, BiasTerm{dy, C});
   }
   void add(float* out, const float* a, const float* b, size_t n) override {
+    const auto timed = prof_->time("add");
     if (!n) return;
     k_add<<<grid_for(n), kThreads, 0, stream_>>>(out, a, b, n);
     CUDA_CHECK_LAUNCH();
   }
   void accumulate(float* y, const float* x, size_t n) override {
+    const auto timed = prof_->time("accumulate");
     if (!n) return;
     k_accumulate<<<grid_for(n), kThreads, 0, stream_>>>(y, x, n);
     CUDA_CHECK_LAUNCH();
   }
   void gelu_fwd(float* out, const float* inp, size_t n) override {
+    const auto timed = prof_->time("gelu_fwd");
     if (!n) return;
     k_gelu_fwd<<<grid_for(n), kThreads, 0, stream_>>>(out, inp, n);
     CUDA_CHECK_LAUNCH();
   }
   void gelu_bwd(float* dinp, const float* inp, const float* dout, size_t n) override {
+    const auto timed = prof_->time("gelu_bwd");
     if (!n) return;
     k_gelu_bwd<<<grid_for(n), kThreads, 0, stream_>>>(dinp, inp, dout, n);
     CUDA_CHECK_LAUNCH();
@@ -794,6 +811,7 @@ class CudaBackend final : public Backend<float> {
   // ---- loss ----
   void softmax_xent(float* logits, float* losses, const int32_t* targets, int N, int V,
                     float grad_scale) override {
+    const auto timed = prof_->time("softmax_xent");
     if (!N) {
       CUDA_CHECK(cudaMemsetAsync(loss_dev_, 0, sizeof(double), stream_));
       return;
@@ -819,6 +837,7 @@ class CudaBackend final : public Backend<float> {
   // ---- optimizer ----
   void adam(float* p, const float* g, float* m, float* v, size_t n, float lr, float b1, float b2,
             float eps, float wd, int64_t t) override {
+    const auto timed = prof_->time("adam");
     if (!n) return;
     // Bias corrections computed on the host exactly as the CPU backend does.
     const float c1 = 1.0f / (1.0f - std::pow(b1, static_cast<float>(t)));
@@ -856,6 +875,7 @@ class CudaBackend final : public Backend<float> {
   // backward: x = dP → dS with P): the register-resident kernel for the smallest K with
   // 32·K >= Tn, the streaming one beyond T = 1024.
   void softmax_rows(bool backward, float* x, const float* P, int rows, int Tn) {
+    const auto timed = prof_->time(backward ? "attention softmax_bwd" : "attention softmax_fwd");
     const unsigned grid = rows_grid(rows);
     const int k = (Tn + 31) / 32;
     if (k > 32) {
@@ -898,6 +918,7 @@ class CudaBackend final : public Backend<float> {
                long long sA, const float* B, int ldb, long long sB, float beta, float* C, int ldc,
                long long sC, int batch) {
     if (M <= 0 || N <= 0 || batch <= 0) return;
+    const auto timed = prof_->time_gemm(ta, tb, M, N, K, batch);
     const cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     if (batch == 1) {
@@ -987,6 +1008,7 @@ class CudaBackend final : public Backend<float> {
   int vocab_hint_ = 256;         // largest V seen by softmax_xent (byte-level: 256)
   bool vocab_known_ = false;     // softmax_xent has run: every token id is < vocab_hint_
   Workspace colsum_ws_;          // (K, chunks, C) partial column sums
+  std::unique_ptr<OpProfile> prof_;  // per-op GPU time when STRAIT_CUDA_PROFILE=1
   Workspace copy_ws_;            // (n) staging for overlapping copies
 };
 

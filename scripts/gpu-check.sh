@@ -10,12 +10,13 @@
 #      sharing the GPU reproduce the single-process GPU run, reruns and resume bit-identical;
 #   3. bench_compute on the CUDA backend (the benchmark model sizes, TF32 and BF16): model FLOP/s
 #      of a training step against cuBLAS GEMM FLOP/s for the same shapes, measured in the same
-#      run (the 60% goal), and model FLOP utilisation against the datasheet peak;
+#      run (the 60% goal), and model FLOP utilisation against the datasheet peak; then
+#      a short profiled run (STRAIT_CUDA_PROFILE=1: GPU time per op, GEMMs per shape);
 #   4. a short training run of configs/default.toml on 4 ranks (2 datacenters × 2 ranks sharing
 #      the GPU, shaped links) on the CUDA and on the CPU backend, summarised by `strait report`;
 #   5. a report to results/gpu/<date>-<device>.md with the CSVs beside it, copied to $OUT too.
 # Usage: scripts/gpu-check.sh            (from anywhere; it works in the repository root)
-# Worst case (every step hitting its timeout) about 9 minutes; a healthy run on an H200 should
+# Worst case (every phase hitting its timeout) under 10 minutes; a healthy run on an H200 should
 # take 2-3 (not yet measured). With $OUT set (the device tool), results are copied there as each
 # phase ends.
 # Environment: BUNDLE (prebuilt bundle folder; skips the build), BUILD (build folder, default
@@ -144,7 +145,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # singleton ru
 # ---- 2. parity ----
 say "test_cuda_parity"
 PARITY_RC=0
-timeout 120 "$PARITY" 2>&1 | tee "$WORK/parity.log" || PARITY_RC=$?
+timeout 100 "$PARITY" 2>&1 | tee "$WORK/parity.log" || PARITY_RC=$?
 keep "$WORK/parity.log"
 say "test_equivalence on 6 ranks, CUDA backend, FP32 GEMMs"
 EQUIV_RC=0
@@ -167,6 +168,16 @@ for math in tf32 bf16; do
   keep "$WORK/compute-$math.csv"
   note "$WORK/bench-$math.log"
 done
+
+# Where the step's GPU time goes: event pairs around every op (so not part of the timed bench).
+PROFILE_RC="skipped (no bench_compute)"
+if [ "$HAVE_BENCH" = 1 ]; then
+  say "profiled bench_compute: gpu-medium and gpu-large, tf32, 5 steps, STRAIT_CUDA_PROFILE=1"
+  PROFILE_RC=0
+  STRAIT_CUDA_PROFILE=1 timeout 70 "$BENCH" --src "$ROOT" --backend cuda --gpu-math tf32 \
+    --steps 5 --out "$WORK/profile.csv" >"$WORK/profile.log" 2>&1 || PROFILE_RC=$?
+  note "$WORK/profile.log"
+fi
 
 # ---- 4. training runs ----
 declare -A TRAIN_RC TRAIN_S
@@ -246,6 +257,17 @@ say "write $REPORT"
   bench_rows "$WORK/compute-bf16.csv" "$PEAK_BF16"
   echo
   echo "bench exit codes: tf32 ${BENCH_RC[tf32]}, bf16 ${BENCH_RC[bf16]}"
+  echo
+  echo "## GPU time per op (STRAIT_CUDA_PROFILE=1, tf32, 5 steps incl. warm-up; exit $PROFILE_RC)"
+  echo
+  echo "One table per backend instance, in order: for each model the same-shape GEMM reference,"
+  echo "then the training run. Shares are of the summed op time, not of wall time."
+  echo
+  echo '```'
+  grep -aE '^strait cuda profile|^  ' "$WORK/profile.log" >"$WORK/profile.tbl" 2>/dev/null ||
+    echo "(none)" >"$WORK/profile.tbl"
+  head -n 160 "$WORK/profile.tbl"  # no pipeline: under set -e a SIGPIPE would end the script
+  echo '```'
   echo
   echo "## Training: configs/default.toml, $NP ranks, $STEPS steps"
   echo

@@ -389,6 +389,31 @@ TEST_F(CudaParity, StagingIsOrderedWithCompute) {
   cpu->free_host(host_c);
 }
 
+// STRAIT_CUDA_PROFILE=1: the backend times its ops with events and prints a table per op (GEMMs
+// per shape) when it goes away; the ops' results are unchanged.
+TEST_F(CudaParity, OpProfilePrintsATableAndChangesNothing) {
+  setenv("STRAIT_CUDA_PROFILE", "1", 1);
+  auto g = make_cuda_backend(0, "fp32");
+  unsetenv("STRAIT_CUDA_PROFILE");
+  const int M = 64, N = 48, K = 32;
+  Twin A(*cpu, *g, randn(size_t(M) * K, 1)), B(*cpu, *g, randn(size_t(K) * N, 2));
+  Twin C(*cpu, *g, size_t(M) * N);
+  for (int i = 0; i < 3; ++i) {
+    cpu->gemm(false, false, M, N, K, 1.0f, A.c, K, B.c, N, 0.0f, C.c, N);
+    g->gemm(false, false, M, N, K, 1.0f, A.g, K, B.g, N, 0.0f, C.g, N);
+    cpu->gelu_fwd(C.c, C.c, size_t(M) * N);
+    g->gelu_fwd(C.g, C.g, size_t(M) * N);
+  }
+  C.check("gemm + gelu under the profiler", 1e-5);
+  testing::internal::CaptureStderr();
+  g.reset();  // prints the table
+  const std::string err = testing::internal::GetCapturedStderr();
+  std::printf("%s", err.c_str());
+  EXPECT_NE(err.find("strait cuda profile (device 0, cuda-fp32): 6 ops"), std::string::npos);
+  EXPECT_NE(err.find("gemm 64x48x32 NN"), std::string::npos);
+  EXPECT_NE(err.find("gelu_fwd"), std::string::npos);
+}
+
 TEST_F(CudaParity, SingleRankDcCommIsNoOp) {
   auto dc = make_nccl_dc_comm(MPI_COMM_NULL, *gpu);
   EXPECT_EQ(dc->size(), 1);
