@@ -395,16 +395,18 @@ TEST_F(CudaParity, OpProfilePrintsATableAndChangesNothing) {
   setenv("STRAIT_CUDA_PROFILE", "1", 1);
   auto g = make_cuda_backend(0, "fp32");
   unsetenv("STRAIT_CUDA_PROFILE");
-  const int M = 64, N = 48, K = 32;
-  Twin A(*cpu, *g, randn(size_t(M) * K, 1)), B(*cpu, *g, randn(size_t(K) * N, 2));
-  Twin C(*cpu, *g, size_t(M) * N);
-  for (int i = 0; i < 3; ++i) {
-    cpu->gemm(false, false, M, N, K, 1.0f, A.c, K, B.c, N, 0.0f, C.c, N);
-    g->gemm(false, false, M, N, K, 1.0f, A.g, K, B.g, N, 0.0f, C.g, N);
-    cpu->gelu_fwd(C.c, C.c, size_t(M) * N);
-    g->gelu_fwd(C.g, C.g, size_t(M) * N);
+  {  // the tensors go before the backend that owns their memory
+    const int M = 64, N = 48, K = 32;
+    Twin A(*cpu, *g, randn(size_t(M) * K, 1)), B(*cpu, *g, randn(size_t(K) * N, 2));
+    Twin C(*cpu, *g, size_t(M) * N);
+    for (int i = 0; i < 3; ++i) {
+      cpu->gemm(false, false, M, N, K, 1.0f, A.c, K, B.c, N, 0.0f, C.c, N);
+      g->gemm(false, false, M, N, K, 1.0f, A.g, K, B.g, N, 0.0f, C.g, N);
+      cpu->gelu_fwd(C.c, C.c, size_t(M) * N);
+      g->gelu_fwd(C.g, C.g, size_t(M) * N);
+    }
+    C.check("gemm + gelu under the profiler", 1e-5);
   }
-  C.check("gemm + gelu under the profiler", 1e-5);
   testing::internal::CaptureStderr();
   g.reset();  // prints the table
   const std::string err = testing::internal::GetCapturedStderr();
