@@ -211,9 +211,10 @@ bench_rows() {  # bench_rows CSV PEAK_TFLOPS
     NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
     {
       mfu = peak != "" ? sprintf("%.1f%%", 100 * $col["step_gflops"] / (peak * 1000)) : "-"
-      printf "| %s | %s | %s | %.0f | %.0f | %.1f%% | %.2f | %.0f | %.1f%% | %s |\n",
+      printf "| %s | %s | %s | %.0f | %.0f | %.1f%% | %.2f | %.0f / %.0f / %.0f | %.0f | %.1f%% | %s |\n",
         $col["model"], $col["gpu_math"], $col["tokens_per_step"], $col["gemm_shapes_gflops"],
         $col["step_gflops"], 100 * $col["ratio_vs_shapes"], $col["step_ms_median"],
+        $col["compute_pct"], $col["sync_pct"], $col["optimizer_and_rest_pct"],
         $col["tokens_per_step"] / ($col["step_ms_median"] / 1000), 100 * $col["gemm_shapes_flop_share"], mfu
     }' "$1"
 }
@@ -251,8 +252,8 @@ say "write $REPORT"
   echo "share\" is their share of the model FLOPs). \"step/ref\" is the issue's goal (>= 60%)."
   echo "MFU is against the datasheet dense peak (TF32 ${PEAK_TF32:-?}, BF16 ${PEAK_BF16:-?} TFLOP/s)."
   echo
-  echo "| model | math | tokens/step | GEMM ref GFLOP/s | step GFLOP/s | step/ref | step ms | tokens/s | GEMM share | MFU |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  echo "| model | math | tokens/step | GEMM ref GFLOP/s | step GFLOP/s | step/ref | step ms | compute / sync / optimizer+rest % | tokens/s | GEMM share | MFU |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   bench_rows "$WORK/compute-tf32.csv" "$PEAK_TF32"
   bench_rows "$WORK/compute-bf16.csv" "$PEAK_BF16"
   echo
