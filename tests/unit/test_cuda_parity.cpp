@@ -4,6 +4,9 @@
 // op: tight for elementwise work, looser where cuBLAS runs TF32 or BF16 (run.gpu_math). Without a
 // CUDA build or without a visible device every test reports itself skipped. No MPI_Init: DcComms
 // are single-rank.
+// Built twice: test_cuda_parity against the real CUDA backend (needs a GPU), and
+// test_cuda_emulated (tests/cuda_emu, STRAIT_CUDA_EMULATED=1) against the same backend source with
+// its kernels run on the CPU by an emulator, so that CI executes the kernels' logic too.
 #include <gtest/gtest.h>
 
 #include "backend/select.hpp"
@@ -576,9 +579,25 @@ TEST(CudaParity, NotBuilt) {
 
 // Exit 77 (CTest's SKIP_RETURN_CODE for this test) when nothing could run for want of a GPU,
 // so a machine without one reports the parity tests as skipped, not passed.
+#if STRAIT_CUDA_EMULATED
+namespace emu {
+void launch_stats(long* fiber_blocks, long* direct_blocks);  // tests/cuda_emu/emu.hpp
+}
+#endif
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+#if STRAIT_CUDA_EMULATED
+  std::printf("CUDA emulator: the kernels run on the CPU (tests/cuda_emu/emu.hpp); this checks "
+              "their logic, not concurrency, memory ordering or speed\n");
+#endif
   const int rc = RUN_ALL_TESTS();
+#if STRAIT_CUDA_EMULATED
+  long fibers = 0, direct = 0;
+  emu::launch_stats(&fibers, &direct);
+  std::printf("CUDA emulator: %ld blocks run as fibers (barriers, shuffles), %ld as plain calls\n",
+              fibers, direct);
+#endif
   if (rc == 0 && strait::cuda_devices() == 0) return 77;
   return rc;
 }
