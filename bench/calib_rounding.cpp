@@ -161,6 +161,13 @@ class RoundingBackend final : public Backend<float> {
   void add(float* o, const float* a, const float* b, size_t n) override { in_->add(o, a, b, n); }
   void accumulate(float* y, const float* x, size_t n) override { in_->accumulate(y, x, n); }
   void gelu_fwd(float* o, const float* i, size_t n) override { in_->gelu_fwd(o, i, n); }
+  void bias_gelu_fwd(float* o, float* p, const float* b, int N, int C) override {
+    in_->bias_gelu_fwd(o, p, b, N, C);
+  }
+  void bias_residual(float* o, const float* x, const float* y, const float* b, int N,
+                     int C) override {
+    in_->bias_residual(o, x, y, b, N, C);
+  }
   void gelu_bwd(float* di, const float* i, const float* d, size_t n) override {
     in_->gelu_bwd(di, i, d, n);
   }

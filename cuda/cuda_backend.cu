@@ -108,11 +108,35 @@ __global__ void k_add_bias(float* y, const float* __restrict__ bias, int N, int 
   }
 }
 
+__device__ __forceinline__ float gelu(float x) {
+  return 0.5f * x * (1.0f + tanhf(kGeluC * (x + 0.044715f * x * x * x)));
+}
+
 __global__ void k_gelu_fwd(float* out, const float* inp, size_t n) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x) {
-    const float x = inp[i];
-    out[i] = 0.5f * x * (1.0f + tanhf(kGeluC * (x + 0.044715f * x * x * x)));
+       i += size_t(gridDim.x) * blockDim.x)
+    out[i] = gelu(inp[i]);
+}
+
+// pre (N,C) += bias, out = gelu(pre): one read of pre instead of add_bias's and gelu's two.
+__global__ void k_bias_gelu_fwd(float* __restrict__ out, float* __restrict__ pre,
+                                const float* __restrict__ bias, int N, int C) {
+  for (int r = blockIdx.x; r < N; r += gridDim.x) {
+    const size_t o = static_cast<size_t>(r) * C;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+      const float x = pre[o + c] + bias[c];
+      pre[o + c] = x;
+      out[o + c] = gelu(x);
+    }
+  }
+}
+
+// out (N,C) = x + (y + bias), the order of add_bias then add; out may alias x.
+__global__ void k_bias_residual(float* out, const float* x, const float* __restrict__ y,
+                                const float* __restrict__ bias, int N, int C) {
+  for (int r = blockIdx.x; r < N; r += gridDim.x) {
+    const size_t o = static_cast<size_t>(r) * C;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) out[o + c] = x[o + c] + (y[o + c] + bias[c]);
   }
 }
 
@@ -743,6 +767,19 @@ class CudaBackend final : public Backend<float> {
     const auto timed = prof_->time("gelu_fwd");
     if (!n) return;
     k_gelu_fwd<<<grid_for(n), kThreads, 0, stream_>>>(out, inp, n);
+    CUDA_CHECK_LAUNCH();
+  }
+  void bias_gelu_fwd(float* out, float* pre, const float* bias, int N, int C) override {
+    const auto timed = prof_->time("bias_gelu_fwd");
+    if (!N || !C) return;
+    k_bias_gelu_fwd<<<row_blocks(N), row_threads(C), 0, stream_>>>(out, pre, bias, N, C);
+    CUDA_CHECK_LAUNCH();
+  }
+  void bias_residual(float* out, const float* x, const float* y, const float* bias, int N,
+                     int C) override {
+    const auto timed = prof_->time("bias_residual");
+    if (!N || !C) return;
+    k_bias_residual<<<row_blocks(N), row_threads(C), 0, stream_>>>(out, x, y, bias, N, C);
     CUDA_CHECK_LAUNCH();
   }
   void gelu_bwd(float* dinp, const float* inp, const float* dout, size_t n) override {

@@ -73,6 +73,14 @@ class Backend {
   // tanh-approximation GELU.
   virtual void gelu_fwd(T* out, const T* inp, size_t n) = 0;
   virtual void gelu_bwd(T* dinp, const T* inp, const T* dout, size_t n) = 0;
+  // Fused passes (one read and write of the activations instead of two; same arithmetic as the
+  // separate ops):
+  // pre(N,C) += bias(C), then out(N,C) = gelu(pre) — the MLP's first layer; pre is kept for
+  // the backward pass.
+  virtual void bias_gelu_fwd(T* out, T* pre, const T* bias, int N, int C) = 0;
+  // out(N,C) = x + (y + bias) — a row-parallel layer's bias and the residual add; y is left as
+  // it is, out may alias x.
+  virtual void bias_residual(T* out, const T* x, const T* y, const T* bias, int N, int C) = 0;
 
   // ---- attention over a shard of H heads of size hd ----
   // qkv (B·T, 3·H·hd) laid out [Q heads | K heads | V heads]; out (B·T, H·hd);

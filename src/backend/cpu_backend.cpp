@@ -157,6 +157,18 @@ class CpuBackend final : public Backend<T> {
       out[i] = T(0.5) * x * (T(1) + cpu::fast_tanh(kGeluC * (x + T(0.044715) * x * x * x)));
     }
   }
+  // The CPU's fused ops are the separate ones in a row (the same arithmetic, so CPU results do
+  // not depend on which the model calls); the fusion is for the GPU's memory traffic.
+  void bias_gelu_fwd(T* out, T* pre, const T* bias, int N, int C) override {
+    add_bias(pre, bias, N, C);
+    gelu_fwd(out, pre, static_cast<size_t>(N) * C);
+  }
+  void bias_residual(T* out, const T* x, const T* y, const T* bias, int N, int C) override {
+    for (int i = 0; i < N; ++i) {
+      const size_t o = static_cast<size_t>(i) * C;
+      for (int c = 0; c < C; ++c) out[o + c] = x[o + c] + (y[o + c] + bias[c]);
+    }
+  }
   void gelu_bwd(T* dinp, const T* inp, const T* dout, size_t n) override {
     for (size_t i = 0; i < n; ++i) {
       const T x = inp[i];

@@ -73,16 +73,13 @@ double Transformer<T>::forward_impl(ParamSet<T>& ps, const int32_t* tokens,
     be_.attention_fwd(a.atty, a.att, a.qkv, B, Tn_, H_, hd_);
     be_.gemm(false, false, N, C, Hh, T(1), a.atty, Hh, W(t.proj_w), C, T(0), tmp_, C);
     dc_.allreduce_sum(tmp_, static_cast<size_t>(N) * C);  // row-parallel partial sums
-    be_.add_bias(tmp_, W(t.proj_b), N, C);
-    be_.add(a.x2, x_[i], tmp_, static_cast<size_t>(N) * C);
+    be_.bias_residual(a.x2, x_[i], tmp_, W(t.proj_b), N, C);
     be_.layernorm_fwd(a.ln2, a.ln2_mean, a.ln2_rstd, a.x2, W(t.ln2_w), W(t.ln2_b), N, C);
     be_.gemm(false, false, N, F, C, T(1), a.ln2, C, W(t.fc_w), F, T(0), a.fch, F);
-    be_.add_bias(a.fch, W(t.fc_b), N, F);
-    be_.gelu_fwd(a.fcg, a.fch, static_cast<size_t>(N) * F);
+    be_.bias_gelu_fwd(a.fcg, a.fch, W(t.fc_b), N, F);
     be_.gemm(false, false, N, C, F, T(1), a.fcg, F, W(t.fcproj_w), C, T(0), tmp_, C);
     dc_.allreduce_sum(tmp_, static_cast<size_t>(N) * C);
-    be_.add_bias(tmp_, W(t.fcproj_b), N, C);
-    be_.add(x_[i + 1], a.x2, tmp_, static_cast<size_t>(N) * C);
+    be_.bias_residual(x_[i + 1], a.x2, tmp_, W(t.fcproj_b), N, C);
   }
   be_.layernorm_fwd(lnf_, lnf_mean_, lnf_rstd_, x_[L_], W(l.lnf_w), W(l.lnf_b), N, C);
   be_.gemm(false, true, N, V_, C, T(1), lnf_, C, W(l.wte), C, T(0), logits_, V_);  // tied head

@@ -285,6 +285,28 @@ TEST_F(CudaParity, BiasAddAccumulate) {
   b.check("zero", kElem);
 }
 
+// The fused passes against the CPU (whose fused ops are the separate ones in a row).
+TEST_F(CudaParity, FusedBiasOps) {
+  for (int N : {1, 131, 4099}) {
+    const int C = 200;
+    const std::string s = " N=" + std::to_string(N);
+    const size_t n = size_t(N) * C;
+    Twin pre(*cpu, *gpu, randn(n, 1, 2.0f)), out(*cpu, *gpu, n), bias(*cpu, *gpu, randn(C, 2));
+    cpu->bias_gelu_fwd(out.c, pre.c, bias.c, N, C);
+    gpu->bias_gelu_fwd(out.g, pre.g, bias.g, N, C);
+    pre.check("bias_gelu_fwd pre" + s, kElem);
+    out.check("bias_gelu_fwd out" + s, kElem);
+    Twin x(*cpu, *gpu, randn(n, 3)), y(*cpu, *gpu, randn(n, 4)), r(*cpu, *gpu, n);
+    cpu->bias_residual(r.c, x.c, y.c, bias.c, N, C);
+    gpu->bias_residual(r.g, x.g, y.g, bias.g, N, C);
+    r.check("bias_residual" + s, kElem);
+    y.check("bias_residual leaves y" + s, 0.0 + 1e-30);
+    cpu->bias_residual(x.c, x.c, y.c, bias.c, N, C);  // out aliases x
+    gpu->bias_residual(x.g, x.g, y.g, bias.g, N, C);
+    x.check("bias_residual (aliased)" + s, kElem);
+  }
+}
+
 TEST_F(CudaParity, Gelu) {
   const size_t n = 65537;
   Twin inp(*cpu, *gpu, randn(n, 1, 3.0f)), out(*cpu, *gpu, n);
