@@ -288,6 +288,79 @@ __global__ void k_layernorm_bwd_dx(float* __restrict__ dinp, const float* __rest
   }
 }
 
+// Register-resident versions for C <= 32·K: the row is read once into registers (element
+// c = lane + 32·k) instead of once per pass; the arithmetic, and its order, are the kernels'
+// above. The backward holds two rows (x and dy), so it is used up to C = 1024.
+template <int K>
+__global__ void k_layernorm_fwd_reg(float* __restrict__ out, float* __restrict__ mean,
+                                    float* __restrict__ rstd, const float* __restrict__ inp,
+                                    const float* __restrict__ w, const float* __restrict__ b,
+                                    int N, int C) {
+  const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= N) return;
+  const float* x = inp + static_cast<size_t>(row) * C;
+  float v[K];
+  float s = 0.0f;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int c = lane + 32 * k;
+    v[k] = c < C ? x[c] : 0.0f;
+    s += v[k];
+  }
+  const float m = warp_sum(s) / C;
+  float var = 0.0f;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int c = lane + 32 * k;
+    if (c < C) {
+      const float d = v[k] - m;
+      var += d * d;
+    }
+  }
+  var = warp_sum(var) / C;
+  const float r = 1.0f / sqrtf(var + kLnEps);
+  float* o = out + static_cast<size_t>(row) * C;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int c = lane + 32 * k;
+    if (c < C) o[c] = (v[k] - m) * r * w[c] + b[c];
+  }
+  if (lane == 0) {
+    mean[row] = m;
+    rstd[row] = r;
+  }
+}
+
+template <int K>
+__global__ void k_layernorm_bwd_dx_reg(float* __restrict__ dinp, const float* __restrict__ dout,
+                                       const float* __restrict__ inp, const float* __restrict__ w,
+                                       const float* __restrict__ mean,
+                                       const float* __restrict__ rstd, int N, int C) {
+  const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= N) return;
+  const size_t off = static_cast<size_t>(row) * C;
+  const float m = mean[row], s = rstd[row];
+  float dn[K], xh[K];  // w·dy and x̂ per element
+  float dn_mean = 0.0f, dn_xhat_mean = 0.0f;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int c = lane + 32 * k;
+    dn[k] = c < C ? w[c] * dout[off + c] : 0.0f;
+    xh[k] = c < C ? (inp[off + c] - m) * s : 0.0f;
+    dn_mean += dn[k];
+    dn_xhat_mean += dn[k] * xh[k];
+  }
+  dn_mean = warp_sum(dn_mean) / C;
+  dn_xhat_mean = warp_sum(dn_xhat_mean) / C;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int c = lane + 32 * k;
+    if (c < C) dinp[off + c] += (dn[k] - dn_mean - xh[k] * dn_xhat_mean) * s;
+  }
+}
+
 // ---------------------------------------------------------------- column reductions
 // out_k(C) += Σ_rows term_k(row, c) for K <= 2 terms, in two deterministic passes: blocks of
 // (32 columns × 16 row lanes) over row chunks write partial sums to a workspace (K, chunks, C),
@@ -727,7 +800,17 @@ class CudaBackend final : public Backend<float> {
                      const float* b, int N, int C) override {
     const auto timed = prof_->time("layernorm_fwd");
     if (!N) return;
-    k_layernorm_fwd<<<rows_grid(N), kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C);
+    const unsigned grid = rows_grid(N);
+    switch (reg_chunks(C, 64)) {
+      case 1: k_layernorm_fwd_reg<1><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C); break;
+      case 2: k_layernorm_fwd_reg<2><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C); break;
+      case 4: k_layernorm_fwd_reg<4><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C); break;
+      case 8: k_layernorm_fwd_reg<8><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C); break;
+      case 16: k_layernorm_fwd_reg<16><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C); break;
+      case 32: k_layernorm_fwd_reg<32><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C); break;
+      case 64: k_layernorm_fwd_reg<64><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C); break;
+      default: k_layernorm_fwd<<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C);
+    }
     CUDA_CHECK_LAUNCH();
   }
   void layernorm_bwd(float* dinp, float* dw, float* db, const float* dout, const float* inp,
@@ -735,8 +818,16 @@ class CudaBackend final : public Backend<float> {
                      int C) override {
     const auto timed = prof_->time("layernorm_bwd");
     if (!N || !C) return;
-    k_layernorm_bwd_dx<<<rows_grid(N), kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N,
-                                                              C);
+    const unsigned grid = rows_grid(N);
+    switch (reg_chunks(C, 32)) {
+      case 1: k_layernorm_bwd_dx_reg<1><<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C); break;
+      case 2: k_layernorm_bwd_dx_reg<2><<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C); break;
+      case 4: k_layernorm_bwd_dx_reg<4><<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C); break;
+      case 8: k_layernorm_bwd_dx_reg<8><<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C); break;
+      case 16: k_layernorm_bwd_dx_reg<16><<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C); break;
+      case 32: k_layernorm_bwd_dx_reg<32><<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C); break;
+      default: k_layernorm_bwd_dx<<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C);
+    }
     CUDA_CHECK_LAUNCH();
     colsum<2>(dw, db, N, C, LnTerm{dout, inp, mean, rstd, C});
   }
@@ -900,6 +991,14 @@ class CudaBackend final : public Backend<float> {
     CUDA_CHECK(cudaStreamSynchronize(stream_));  // no queued work may still use it
     CUDA_CHECK(cudaStreamSynchronize(sync_stream_));
     CUDA_CHECK(cudaFree(p));
+  }
+
+  // Registers per lane for a register-resident row of C elements: the smallest power of two K
+  // with 32·K >= C, or 0 when that exceeds max_k (the streaming kernel then).
+  static int reg_chunks(int C, int max_k) {
+    int k = 1;
+    while (32 * k < C) k *= 2;
+    return k <= max_k ? k : 0;
   }
 
   // Row kernels: a block per row (grid-stride beyond 65536 rows), threads over columns.
