@@ -193,30 +193,62 @@ __global__ void k_wpe_grad(float* __restrict__ dwpe, const float* __restrict__ d
   }
 }
 
-// dwte (V,C) += rows of dout whose token is v. Block (v, column chunk) scans all N tokens through
-// shared memory and sums matches in token order: deterministic, O(V·N) token reads, which is
-// cheap for the byte-level vocabulary (V = 256) this project uses.
+// dwte (V,C) += rows of dout whose token is v, summed in token order (deterministic), in two
+// kernels: k_token_lists sorts the row indices by token id — one block, thread v counts and then
+// lists the rows holding v in increasing order (O(V·N) compares, once per step) — and
+// k_wte_grad_lists sums each id's rows, one block per (column chunk, id): O(N·C) reads.
 constexpr int kTokTile = 1024;
-__global__ void k_wte_grad(float* __restrict__ dwte, const float* __restrict__ dout,
-                           const int32_t* __restrict__ tok, int N, int C) {
+constexpr int kMaxListVocab = 1024;  // ids per block of k_token_lists
+__global__ void k_token_lists(int32_t* __restrict__ offsets /* V+1 */,
+                              int32_t* __restrict__ list /* N */,
+                              const int32_t* __restrict__ tok, int N, int V) {
   __shared__ int32_t tile[kTokTile];
-  const int v = blockIdx.y;
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  float acc = 0.0f;
-  bool hit = false;
+  __shared__ int32_t start[kMaxListVocab];
+  const int v = threadIdx.x;  // blockDim.x >= V
+  int count = 0;
   for (int s = 0; s < N; s += kTokTile) {
     const int len = min(kTokTile, N - s);
     __syncthreads();
     for (int j = threadIdx.x; j < len; j += blockDim.x) tile[j] = tok[s + j];
     __syncthreads();
-    if (c < C)
-      for (int j = 0; j < len; ++j)
-        if (tile[j] == v) {
-          acc += dout[static_cast<size_t>(s + j) * C + c];
-          hit = true;
-        }
+    if (v < V)
+      for (int j = 0; j < len; ++j) count += tile[j] == v;
   }
-  if (c < C && hit) dwte[static_cast<size_t>(v) * C + c] += acc;
+  if (v < V) start[v] = count;
+  __syncthreads();
+  if (threadIdx.x == 0) {  // exclusive scan of at most 1024 counts
+    int acc = 0;
+    for (int u = 0; u < V; ++u) {
+      const int c = start[u];
+      offsets[u] = acc;
+      start[u] = acc;
+      acc += c;
+    }
+    offsets[V] = acc;
+  }
+  __syncthreads();
+  int pos = v < V ? start[v] : 0;
+  for (int s = 0; s < N; s += kTokTile) {
+    const int len = min(kTokTile, N - s);
+    __syncthreads();
+    for (int j = threadIdx.x; j < len; j += blockDim.x) tile[j] = tok[s + j];
+    __syncthreads();
+    if (v < V)
+      for (int j = 0; j < len; ++j)
+        if (tile[j] == v) list[pos++] = s + j;
+  }
+}
+
+__global__ void k_wte_grad_lists(float* __restrict__ dwte, const float* __restrict__ dout,
+                                 const int32_t* __restrict__ offsets,
+                                 const int32_t* __restrict__ list, int C) {
+  const int v = blockIdx.y;
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  const int begin = offsets[v], end = offsets[v + 1];
+  if (c >= C || begin == end) return;
+  float acc = 0.0f;
+  for (int i = begin; i < end; ++i) acc += dout[static_cast<size_t>(list[i]) * C + c];
+  dwte[static_cast<size_t>(v) * C + c] += acc;
 }
 
 // Tokens >= min_tok (all of them for large vocabularies, ids beyond the scanned range
@@ -786,8 +818,15 @@ class CudaBackend final : public Backend<float> {
     int scanned = 0;
     if (vocab_hint_ <= kVocabScan) {
       scanned = vocab_hint_;
+      auto* lists = static_cast<int32_t*>(
+          token_ws_.get((static_cast<size_t>(scanned) + 1 + N) * sizeof(int32_t)));
+      int32_t* offsets = lists;
+      int32_t* rows = lists + scanned + 1;
+      const unsigned threads = static_cast<unsigned>((scanned + 31) / 32 * 32);
+      k_token_lists<<<1, threads, 0, stream_>>>(offsets, rows, tokens, N, scanned);
+      CUDA_CHECK_LAUNCH();
       const dim3 grid((C + 127) / 128, scanned);
-      k_wte_grad<<<grid, 128, 0, stream_>>>(dwte, dout, tokens, N, C);
+      k_wte_grad_lists<<<grid, 128, 0, stream_>>>(dwte, dout, offsets, rows, C);
       CUDA_CHECK_LAUNCH();
     }
     if (scanned == 0 || !vocab_known_) {
@@ -977,6 +1016,7 @@ class CudaBackend final : public Backend<float> {
  private:
   static constexpr size_t kBlasWorkspace = size_t(32) << 20;  // cuBLAS' advice for Hopper
   static constexpr int kVocabScan = 1024;
+  static_assert(kVocabScan <= kMaxListVocab, "k_token_lists takes one thread per token id");
 
   void* dev_alloc(size_t bytes) {
     void* p = nullptr;
@@ -1144,6 +1184,7 @@ class CudaBackend final : public Backend<float> {
   int vocab_hint_ = 256;         // largest V seen by softmax_xent (byte-level: 256)
   bool vocab_known_ = false;     // softmax_xent has run: every token id is < vocab_hint_
   Workspace colsum_ws_;          // (K, chunks, C) partial column sums
+  Workspace token_ws_;           // (V+1 + N) token-id offsets and row lists of embedding_bwd
   std::unique_ptr<OpProfile> prof_;  // per-op GPU time when STRAIT_CUDA_PROFILE=1
   Workspace copy_ws_;            // (n) staging for overlapping copies
 };
