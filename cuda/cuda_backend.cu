@@ -5,8 +5,8 @@
 //   everywhere (master weights, activations, gradients); the GEMM compute type is the run's
 //   choice (run.gpu_math): TF32 tensor cores (default), BF16 tensor cores (cuBLAS rounds the
 //   FP32 operands to BF16 inside the GEMM and accumulates in FP32), or plain FP32.
-// - Attention: strided-batched GEMMs over heads (or over sequences, whichever is more numerous)
-//   on strided views of the QKV buffer, plus fused causal softmax kernels (forward, backward).
+// - Attention: one batched GEMM over every (sequence, head) per product, on views of the QKV
+//   buffer (pointer arrays written by a kernel), plus fused causal softmax kernels.
 // - Everything else: small kernels of ours. Column reductions (bias and LayerNorm weight
 //   gradients) and the embedding gradients are deterministic (fixed-order sums, no float
 //   atomics), except the token-embedding gradient of vocabularies above 1024 (atomics).
@@ -455,6 +455,28 @@ __global__ void k_colsum_finish(float* out0, float* out1, const float* __restric
   }
 }
 
+// ---------------------------------------------------------------- attention GEMM operands
+
+// Where problem (sequence b, head h) of an attention GEMM finds one operand: base + b·per_seq +
+// h·per_head (elements). The Q/K/V columns of the QKV buffer, the attention matrices and the
+// (B·T, H·hd) outputs all have this form, but not with one stride per problem, so the GEMMs
+// take arrays of pointers.
+struct BhView {
+  const float* base;
+  long long per_seq, per_head;
+};
+
+// pa/pb/pc[i] for problem i = b·H + h.
+__global__ void k_bh_pointers(const float** pa, const float** pb, float** pc, BhView a, BhView b,
+                              BhView c, int H, int count) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+    const long long seq = i / H, head = i % H;
+    pa[i] = a.base + seq * a.per_seq + head * a.per_head;
+    pb[i] = b.base + seq * b.per_seq + head * b.per_head;
+    pc[i] = const_cast<float*>(c.base + seq * c.per_seq + head * c.per_head);
+  }
+}
+
 // ---------------------------------------------------------------- attention softmax
 
 // att rows (B·H·T, T): row i of each (b,h) block is the causal softmax over columns 0..i of the
@@ -790,7 +812,7 @@ class CudaBackend final : public Backend<float> {
   // ---- dense ----
   void gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda,
             const float* B, int ldb, float beta, float* C, int ldc) override {
-    gemm_rm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+    gemm_rm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   }
 
   // ---- elementwise / reductions ----
@@ -925,54 +947,31 @@ class CudaBackend final : public Backend<float> {
   void attention_fwd(float* out, float* att, const float* qkv, int B, int Tn, int H,
                      int hd) override {
     if (!B || !Tn || !H) return;
-    const int ld = 3 * H * hd, ldo = H * hd;
+    const long long ld = 3LL * H * hd, ldo = static_cast<long long>(H) * hd, TT = 1LL * Tn * Tn;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    for_head_batches(B, Tn, H, hd, [&](size_t oq, size_t oa, size_t oo, const HeadStrides& s) {
-      const float* q = qkv + oq;
-      const float* k = q + static_cast<size_t>(H) * hd;
-      // S = scale · Q·Kᵀ   (T,T)
-      gemm_rm(false, true, Tn, Tn, hd, scale, q, ld, s.qkv, k, ld, s.qkv, 0.0f, att + oa, Tn,
-              s.att, s.count);
-      (void)oo;
-    });
-    const int rows = B * H * Tn;
-    softmax_rows(/*backward=*/false, att, nullptr, rows, Tn);
-    for_head_batches(B, Tn, H, hd, [&](size_t oq, size_t oa, size_t oo, const HeadStrides& s) {
-      const float* v = qkv + oq + 2 * static_cast<size_t>(H) * hd;
-      // O = P·V   (T,hd)
-      gemm_rm(false, false, Tn, hd, Tn, 1.0f, att + oa, Tn, s.att, v, ld, s.qkv, 0.0f, out + oo,
-              ldo, s.out, s.count);
-    });
+    const BhView q{qkv, Tn * ld, hd}, k{qkv + ldo, Tn * ld, hd}, v{qkv + 2 * ldo, Tn * ld, hd};
+    const BhView p{att, H * TT, TT}, o{out, Tn * ldo, hd};
+    // S = scale · Q·Kᵀ (T,T), the causal softmax in place, O = P·V (T,hd)
+    gemm_bh(false, true, Tn, Tn, hd, scale, q, ld, k, ld, 0.0f, p, Tn, B, H);
+    softmax_rows(/*backward=*/false, att, nullptr, B * H * Tn, Tn);
+    gemm_bh(false, false, Tn, hd, Tn, 1.0f, p, Tn, v, ld, 0.0f, o, ldo, B, H);
   }
   void attention_bwd(float* dqkv, float* scratch, const float* dout, const float* qkv,
                      const float* att, int B, int Tn, int H, int hd) override {
     if (!B || !Tn || !H) return;
-    const int ld = 3 * H * hd, ldo = H * hd;
-    const size_t Hhd = static_cast<size_t>(H) * hd;
+    const long long ld = 3LL * H * hd, ldo = static_cast<long long>(H) * hd, TT = 1LL * Tn * Tn;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    for_head_batches(B, Tn, H, hd, [&](size_t oq, size_t oa, size_t oo, const HeadStrides& s) {
-      const float* v = qkv + oq + 2 * Hhd;
-      float* dv = dqkv + oq + 2 * Hhd;
-      // dP = dO·Vᵀ (T,T) into scratch; dV = Pᵀ·dO (T,hd)
-      gemm_rm(false, true, Tn, Tn, hd, 1.0f, dout + oo, ldo, s.out, v, ld, s.qkv, 0.0f,
-              scratch + oa, Tn, s.att, s.count);
-      gemm_rm(true, false, Tn, hd, Tn, 1.0f, att + oa, Tn, s.att, dout + oo, ldo, s.out, 0.0f, dv,
-              ld, s.qkv, s.count);
-    });
-    const int rows = B * H * Tn;
-    softmax_rows(/*backward=*/true, scratch, att, rows, Tn);
-    for_head_batches(B, Tn, H, hd, [&](size_t oq, size_t oa, size_t oo, const HeadStrides& s) {
-      const float* q = qkv + oq;
-      const float* k = q + Hhd;
-      float* dq = dqkv + oq;
-      float* dk = dq + Hhd;
-      // dQ = scale · dS·K, dK = scale · dSᵀ·Q   (T,hd)
-      gemm_rm(false, false, Tn, hd, Tn, scale, scratch + oa, Tn, s.att, k, ld, s.qkv, 0.0f, dq,
-              ld, s.qkv, s.count);
-      gemm_rm(true, false, Tn, hd, Tn, scale, scratch + oa, Tn, s.att, q, ld, s.qkv, 0.0f, dk, ld,
-              s.qkv, s.count);
-      (void)oo;
-    });
+    const BhView q{qkv, Tn * ld, hd}, k{qkv + ldo, Tn * ld, hd}, v{qkv + 2 * ldo, Tn * ld, hd};
+    const BhView dq{dqkv, Tn * ld, hd}, dk{dqkv + ldo, Tn * ld, hd},
+        dv{dqkv + 2 * ldo, Tn * ld, hd};
+    const BhView p{att, H * TT, TT}, ds{scratch, H * TT, TT}, dO{dout, Tn * ldo, hd};
+    // dP = dO·Vᵀ (T,T) into scratch; dV = Pᵀ·dO (T,hd)
+    gemm_bh(false, true, Tn, Tn, hd, 1.0f, dO, ldo, v, ld, 0.0f, ds, Tn, B, H);
+    gemm_bh(true, false, Tn, hd, Tn, 1.0f, p, Tn, dO, ldo, 0.0f, dv, ld, B, H);
+    softmax_rows(/*backward=*/true, scratch, att, B * H * Tn, Tn);
+    // dQ = scale · dS·K, dK = scale · dSᵀ·Q (T,hd)
+    gemm_bh(false, false, Tn, hd, Tn, scale, ds, Tn, k, ld, 0.0f, dq, ld, B, H);
+    gemm_bh(true, false, Tn, hd, Tn, scale, ds, Tn, q, ld, 0.0f, dk, ld, B, H);
   }
 
   // ---- loss ----
@@ -1088,49 +1087,42 @@ class CudaBackend final : public Backend<float> {
     return static_cast<unsigned>((rows + per - 1) / per);
   }
 
-  // Row-major C(M,N) = α·op(A)·op(B) + β·C for `batch` matrices at the given element strides,
-  // through the operand swap: column-major Cᵀ(N,M) = op(B)ᵀ·op(A)ᵀ.
+  // Row-major C(M,N) = α·op(A)·op(B) + β·C through the operand swap: column-major
+  // Cᵀ(N,M) = op(B)ᵀ·op(A)ᵀ.
   void gemm_rm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda,
-               long long sA, const float* B, int ldb, long long sB, float beta, float* C, int ldc,
-               long long sC, int batch) {
-    if (M <= 0 || N <= 0 || batch <= 0) return;
-    const auto timed = prof_->time_gemm(ta, tb, M, N, K, batch);
+               const float* B, int ldb, float beta, float* C, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    const auto timed = prof_->time_gemm(ta, tb, M, N, K, 1);
     const cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-    if (batch == 1) {
-      CUBLAS_CHECK(cublasGemmEx(blas_, opB, opA, N, M, K, &alpha, B, CUDA_R_32F, ldb, A,
-                                CUDA_R_32F, lda, &beta, C, CUDA_R_32F, ldc, compute_,
-                                CUBLAS_GEMM_DEFAULT));
-    } else {
-      CUBLAS_CHECK(cublasGemmStridedBatchedEx(blas_, opB, opA, N, M, K, &alpha, B, CUDA_R_32F, ldb,
-                                              sB, A, CUDA_R_32F, lda, sA, &beta, C, CUDA_R_32F,
-                                              ldc, sC, batch, compute_, CUBLAS_GEMM_DEFAULT));
-    }
+    CUBLAS_CHECK(cublasGemmEx(blas_, opB, opA, N, M, K, &alpha, B, CUDA_R_32F, ldb, A, CUDA_R_32F,
+                              lda, &beta, C, CUDA_R_32F, ldc, compute_, CUBLAS_GEMM_DEFAULT));
   }
 
-  // Attention GEMMs batch over the larger of (sequences, heads) and loop over the smaller: both
-  // give uniform strides. fn(qkv offset, att offset, out offset, strides) per call.
-  struct HeadStrides {
-    long long qkv, att, out;
-    int count;
-  };
-  template <class Fn>
-  void for_head_batches(int B, int Tn, int H, int hd, Fn fn) {
-    const size_t ld = 3 * static_cast<size_t>(H) * hd, ldo = static_cast<size_t>(H) * hd;
-    const size_t TT = static_cast<size_t>(Tn) * Tn;
-    if (B >= H) {  // loop heads, batch sequences
-      const HeadStrides s{static_cast<long long>(Tn * ld), static_cast<long long>(H * TT),
-                          static_cast<long long>(Tn * ldo), B};
-      for (int h = 0; h < H; ++h)
-        fn(static_cast<size_t>(h) * hd, static_cast<size_t>(h) * TT, static_cast<size_t>(h) * hd,
-           s);
-    } else {  // loop sequences, batch heads
-      const HeadStrides s{static_cast<long long>(hd), static_cast<long long>(TT),
-                          static_cast<long long>(hd), H};
-      for (int b = 0; b < B; ++b)
-        fn(static_cast<size_t>(b) * Tn * ld, static_cast<size_t>(b) * H * TT,
-           static_cast<size_t>(b) * Tn * ldo, s);
-    }
+  // The same for every (sequence, head) of an attention op in one batched cuBLAS call: a kernel
+  // writes the B·H operand pointers into a workspace just before it (stream order keeps the
+  // next call's pointers from overwriting them early). One call per operation instead of one
+  // per head or sequence: at T = 512 a single problem is a few µs of GPU time, less than a
+  // launch.
+  void gemm_bh(bool ta, bool tb, int M, int N, int K, float alpha, BhView A, long long lda,
+               BhView B, long long ldb, float beta, BhView C, long long ldc, int Bn, int Hn) {
+    const int count = Bn * Hn;
+    if (M <= 0 || N <= 0 || count <= 0) return;
+    auto* ptrs = static_cast<const float**>(ptr_ws_.get(3 * static_cast<size_t>(count) *
+                                                         sizeof(float*)));
+    const float** pa = ptrs;
+    const float** pb = ptrs + count;
+    float** pc = const_cast<float**>(ptrs + 2 * count);
+    k_bh_pointers<<<grid_for(count), kThreads, 0, stream_>>>(pa, pb, pc, A, B, C, Hn, count);
+    CUDA_CHECK_LAUNCH();
+    const auto timed = prof_->time_gemm(ta, tb, M, N, K, count);
+    const cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    CUBLAS_CHECK(cublasGemmBatchedEx(
+        blas_, opB, opA, N, M, K, &alpha, reinterpret_cast<const void* const*>(pb), CUDA_R_32F,
+        static_cast<int>(ldb), reinterpret_cast<const void* const*>(pa), CUDA_R_32F,
+        static_cast<int>(lda), &beta, reinterpret_cast<void* const*>(pc), CUDA_R_32F,
+        static_cast<int>(ldc), count, compute_, CUBLAS_GEMM_DEFAULT));
   }
 
   // out0 (C) += Σ rows of term.x, out1 (C) += Σ rows of term.y (K = 2).
@@ -1184,6 +1176,7 @@ class CudaBackend final : public Backend<float> {
   int vocab_hint_ = 256;         // largest V seen by softmax_xent (byte-level: 256)
   bool vocab_known_ = false;     // softmax_xent has run: every token id is < vocab_hint_
   Workspace colsum_ws_;          // (K, chunks, C) partial column sums
+  Workspace ptr_ws_;             // (3, B·H) operand pointers of the attention GEMMs
   Workspace token_ws_;           // (V+1 + N) token-id offsets and row lists of embedding_bwd
   std::unique_ptr<OpProfile> prof_;  // per-op GPU time when STRAIT_CUDA_PROFILE=1
   Workspace copy_ws_;            // (n) staging for overlapping copies
