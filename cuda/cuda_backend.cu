@@ -199,7 +199,8 @@ __global__ void k_wpe_grad(float* __restrict__ dwpe, const float* __restrict__ d
 // k_wte_grad_lists sums each id's rows, one block per (column chunk, id): O(N·C) reads.
 constexpr int kTokTile = 1024;
 constexpr int kMaxListVocab = 1024;  // ids per block of k_token_lists
-__global__ void k_token_lists(int32_t* __restrict__ offsets /* V+1 */,
+__global__ void __launch_bounds__(kMaxListVocab)
+k_token_lists(int32_t* __restrict__ offsets /* V+1 */,
                               int32_t* __restrict__ list /* N */,
                               const int32_t* __restrict__ tok, int N, int V) {
   __shared__ int32_t tile[kTokTile];
@@ -246,8 +247,18 @@ __global__ void k_wte_grad_lists(float* __restrict__ dwte, const float* __restri
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int begin = offsets[v], end = offsets[v + 1];
   if (c >= C || begin == end) return;
+  // Frequent ids (a space is ~15% of bytes) make long lists: load 8 rows ahead, then add them in
+  // list order, so the loads overlap and the sum is the same.
   float acc = 0.0f;
-  for (int i = begin; i < end; ++i) acc += dout[static_cast<size_t>(list[i]) * C + c];
+  int i = begin;
+  for (; i + 8 <= end; i += 8) {
+    float d[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) d[u] = dout[static_cast<size_t>(list[i + u]) * C + c];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) acc += d[u];
+  }
+  for (; i < end; ++i) acc += dout[static_cast<size_t>(list[i]) * C + c];
   dwte[static_cast<size_t>(v) * C + c] += acc;
 }
 
@@ -321,8 +332,9 @@ __global__ void k_layernorm_bwd_dx(float* __restrict__ dinp, const float* __rest
 }
 
 // Register-resident versions for C <= 32·K: the row is read once into registers (element
-// c = lane + 32·k) instead of once per pass; the arithmetic, and its order, are the kernels'
-// above. The backward holds two rows (x and dy), so it is used up to C = 1024.
+// c = lane + 32·k) instead of once per pass; the formulas, and the order of the sums, are the
+// kernels' above (results may still differ in the last bit where nvcc contracts a multiply-add
+// differently). The backward holds two rows (x and dy), so it is used up to C = 1024.
 template <int K>
 __global__ void k_layernorm_fwd_reg(float* __restrict__ out, float* __restrict__ mean,
                                     float* __restrict__ rstd, const float* __restrict__ inp,
@@ -1108,6 +1120,18 @@ class CudaBackend final : public Backend<float> {
                BhView B, long long ldb, float beta, BhView C, long long ldc, int Bn, int Hn) {
     const int count = Bn * Hn;
     if (M <= 0 || N <= 0 || count <= 0) return;
+    const cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (Bn == 1 || Hn == 1) {  // one stride per problem: the strided call, no pointer arrays
+      const auto stride = [&](const BhView& x) { return Hn == 1 ? x.per_seq : x.per_head; };
+      const auto timed = prof_->time_gemm(ta, tb, M, N, K, count);
+      CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+          blas_, opB, opA, N, M, K, &alpha, B.base, CUDA_R_32F, static_cast<int>(ldb), stride(B),
+          A.base, CUDA_R_32F, static_cast<int>(lda), stride(A), &beta,
+          const_cast<float*>(C.base), CUDA_R_32F, static_cast<int>(ldc), stride(C), count,
+          compute_, CUBLAS_GEMM_DEFAULT));
+      return;
+    }
     auto* ptrs = static_cast<const float**>(ptr_ws_.get(3 * static_cast<size_t>(count) *
                                                          sizeof(float*)));
     const float** pa = ptrs;
@@ -1116,8 +1140,6 @@ class CudaBackend final : public Backend<float> {
     k_bh_pointers<<<grid_for(count), kThreads, 0, stream_>>>(pa, pb, pc, A, B, C, Hn, count);
     CUDA_CHECK_LAUNCH();
     const auto timed = prof_->time_gemm(ta, tb, M, N, K, count);
-    const cublasOperation_t opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     CUBLAS_CHECK(cublasGemmBatchedEx(
         blas_, opB, opA, N, M, K, &alpha, reinterpret_cast<const void* const*>(pb), CUDA_R_32F,
         static_cast<int>(ldb), reinterpret_cast<const void* const*>(pa), CUDA_R_32F,

@@ -408,6 +408,23 @@ cublasStatus_t cublasGemmEx(cublasHandle_t, cublasOperation_t ta, cublasOperatio
                   static_cast<const float*>(A), lda, static_cast<const float*>(B), ldb,
                   *static_cast<const float*>(beta), static_cast<float*>(C), ldc, compute);
 }
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta,
+                                          cublasOperation_t tb, int m, int n, int k,
+                                          const void* alpha, const void* A, cudaDataType at,
+                                          int lda, long long sa, const void* B, cudaDataType bt,
+                                          int ldb, long long sb, const void* beta, void* C,
+                                          cudaDataType ct, int ldc, long long sc, int batch,
+                                          cublasComputeType_t compute, cublasGemmAlgo_t algo) {
+  if (batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
+  for (int i = 0; i < batch; ++i) {
+    const cublasStatus_t s = cublasGemmEx(
+        h, ta, tb, m, n, k, alpha, static_cast<const float*>(A) + i * sa, at, lda,
+        static_cast<const float*>(B) + i * sb, bt, ldb, beta, static_cast<float*>(C) + i * sc, ct,
+        ldc, compute, algo);
+    if (s != CUBLAS_STATUS_SUCCESS) return s;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
 cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
                                    int m, int n, int k, const void* alpha,
                                    const void* const Aarray[], cudaDataType at, int lda,

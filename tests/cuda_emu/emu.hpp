@@ -49,6 +49,7 @@ void launch_stats(long* fiber_blocks, long* direct_blocks);
 #define __device__ inline
 #define __host__
 #define __forceinline__
+#define __launch_bounds__(...)
 #define __restrict__ __restrict
 #define __shared__ static
 #define __syncthreads() ::emu::syncthreads()

@@ -321,7 +321,8 @@ TEST_F(CudaParity, Gelu) {
   d.check("gelu_bwd (in place)", kElem);
 }
 
-// B >= H batches over sequences, B < H over heads: both paths run.
+// One sequence or one head: a strided batched GEMM; otherwise pointer arrays over every
+// (sequence, head). Both run below.
 TEST_F(CudaParity, Attention) {
   struct Shape {
     int B, T, H, hd;

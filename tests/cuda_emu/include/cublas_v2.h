@@ -1,5 +1,5 @@
 // cublas_v2.h — the emulator's stand-in for the cuBLAS calls the backend makes (see ../emu.hpp):
-// cublasGemmEx / cublasGemmBatchedEx with FP32 operands, computed by OpenBLAS in cuBLAS's
+// cublasGemmEx / cublasGemmStridedBatchedEx / cublasGemmBatchedEx with FP32 operands, computed by OpenBLAS in cuBLAS's
 // column-major convention — so the backend's row-major operand swap is checked against an
 // implementation of the documented contract — after rounding A and B as the compute type
 // allows: TF32 (10 mantissa bits) and BF16 (7), to nearest.
@@ -30,6 +30,13 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
                             int lda, const void* B, cudaDataType bt, int ldb, const void* beta,
                             void* C, cudaDataType ct, int ldc, cublasComputeType_t compute,
                             cublasGemmAlgo_t algo);
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta,
+                                          cublasOperation_t tb, int m, int n, int k,
+                                          const void* alpha, const void* A, cudaDataType at,
+                                          int lda, long long sa, const void* B, cudaDataType bt,
+                                          int ldb, long long sb, const void* beta, void* C,
+                                          cudaDataType ct, int ldc, long long sc, int batch,
+                                          cublasComputeType_t compute, cublasGemmAlgo_t algo);
 cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
                                    int m, int n, int k, const void* alpha,
                                    const void* const Aarray[], cudaDataType at, int lda,
