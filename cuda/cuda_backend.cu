@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "check.cuh"
 #include "cuda_backend.hpp"
@@ -199,6 +200,19 @@ __global__ void k_wpe_grad(float* __restrict__ dwpe, const float* __restrict__ d
 // k_wte_grad_lists sums each id's rows, one block per (column chunk, id): O(N·C) reads.
 constexpr int kTokTile = 1024;
 constexpr int kMaxListVocab = 1024;  // ids per block of k_token_lists
+
+// Stages the tokens in shared-memory tiles and calls fn(first, len) for each; every thread of
+// the block must call it (it holds the barriers).
+template <class Fn>
+__device__ void for_token_tiles(int32_t* tile, const int32_t* __restrict__ tok, int N, Fn fn) {
+  for (int s = 0; s < N; s += kTokTile) {
+    const int len = min(kTokTile, N - s);
+    __syncthreads();  // the previous tile is no longer read
+    for (int j = threadIdx.x; j < len; j += blockDim.x) tile[j] = tok[s + j];
+    __syncthreads();
+    fn(s, len);
+  }
+}
 __global__ void __launch_bounds__(kMaxListVocab)
 k_token_lists(int32_t* __restrict__ offsets /* V+1 */,
                               int32_t* __restrict__ list /* N */,
@@ -207,14 +221,10 @@ k_token_lists(int32_t* __restrict__ offsets /* V+1 */,
   __shared__ int32_t start[kMaxListVocab];
   const int v = threadIdx.x;  // blockDim.x >= V
   int count = 0;
-  for (int s = 0; s < N; s += kTokTile) {
-    const int len = min(kTokTile, N - s);
-    __syncthreads();
-    for (int j = threadIdx.x; j < len; j += blockDim.x) tile[j] = tok[s + j];
-    __syncthreads();
+  for_token_tiles(tile, tok, N, [&](int, int len) {
     if (v < V)
       for (int j = 0; j < len; ++j) count += tile[j] == v;
-  }
+  });
   if (v < V) start[v] = count;
   __syncthreads();
   if (threadIdx.x == 0) {  // exclusive scan of at most 1024 counts
@@ -229,15 +239,11 @@ k_token_lists(int32_t* __restrict__ offsets /* V+1 */,
   }
   __syncthreads();
   int pos = v < V ? start[v] : 0;
-  for (int s = 0; s < N; s += kTokTile) {
-    const int len = min(kTokTile, N - s);
-    __syncthreads();
-    for (int j = threadIdx.x; j < len; j += blockDim.x) tile[j] = tok[s + j];
-    __syncthreads();
+  for_token_tiles(tile, tok, N, [&](int s, int len) {
     if (v < V)
       for (int j = 0; j < len; ++j)
         if (tile[j] == v) list[pos++] = s + j;
-  }
+  });
 }
 
 __global__ void k_wte_grad_lists(float* __restrict__ dwte, const float* __restrict__ dout,
@@ -874,16 +880,12 @@ class CudaBackend final : public Backend<float> {
     const auto timed = prof_->time("layernorm_fwd");
     if (!N) return;
     const unsigned grid = rows_grid(N);
-    switch (reg_chunks(C, 64)) {
-      case 1: k_layernorm_fwd_reg<1><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C); break;
-      case 2: k_layernorm_fwd_reg<2><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C); break;
-      case 4: k_layernorm_fwd_reg<4><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C); break;
-      case 8: k_layernorm_fwd_reg<8><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C); break;
-      case 16: k_layernorm_fwd_reg<16><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C); break;
-      case 32: k_layernorm_fwd_reg<32><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C); break;
-      case 64: k_layernorm_fwd_reg<64><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C); break;
-      default: k_layernorm_fwd<<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C);
-    }
+    const bool in_registers = with_row_chunks<64>(C, [&](auto k) {
+      k_layernorm_fwd_reg<decltype(k)::value><<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp,
+                                                                             w, b, N, C);
+    });
+    if (!in_registers)
+      k_layernorm_fwd<<<grid, kThreads, 0, stream_>>>(out, mean, rstd, inp, w, b, N, C);
     CUDA_CHECK_LAUNCH();
   }
   void layernorm_bwd(float* dinp, float* dw, float* db, const float* dout, const float* inp,
@@ -892,15 +894,12 @@ class CudaBackend final : public Backend<float> {
     const auto timed = prof_->time("layernorm_bwd");
     if (!N || !C) return;
     const unsigned grid = rows_grid(N);
-    switch (reg_chunks(C, 32)) {
-      case 1: k_layernorm_bwd_dx_reg<1><<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C); break;
-      case 2: k_layernorm_bwd_dx_reg<2><<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C); break;
-      case 4: k_layernorm_bwd_dx_reg<4><<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C); break;
-      case 8: k_layernorm_bwd_dx_reg<8><<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C); break;
-      case 16: k_layernorm_bwd_dx_reg<16><<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C); break;
-      case 32: k_layernorm_bwd_dx_reg<32><<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C); break;
-      default: k_layernorm_bwd_dx<<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C);
-    }
+    const bool in_registers = with_row_chunks<32>(C, [&](auto k) {
+      k_layernorm_bwd_dx_reg<decltype(k)::value><<<grid, kThreads, 0, stream_>>>(
+          dinp, dout, inp, w, mean, rstd, N, C);
+    });
+    if (!in_registers)
+      k_layernorm_bwd_dx<<<grid, kThreads, 0, stream_>>>(dinp, dout, inp, w, mean, rstd, N, C);
     CUDA_CHECK_LAUNCH();
     colsum<2>(dw, db, N, C, LnTerm{dout, inp, mean, rstd, C});
   }
@@ -1044,12 +1043,17 @@ class CudaBackend final : public Backend<float> {
     CUDA_CHECK(cudaFree(p));
   }
 
-  // Registers per lane for a register-resident row of C elements: the smallest power of two K
-  // with 32·K >= C, or 0 when that exceeds max_k (the streaming kernel then).
-  static int reg_chunks(int C, int max_k) {
-    int k = 1;
-    while (32 * k < C) k *= 2;
-    return k <= max_k ? k : 0;
+  // Register-resident row kernels hold K elements per lane: calls fn(integral_constant<K>) for
+  // the smallest power of two K <= MaxK with 32·K >= len and returns true, or returns false when
+  // the row is longer (the streaming kernel then).
+  template <int MaxK, int K = 1, class Fn>
+  static bool with_row_chunks(int len, Fn&& fn) {
+    if (32 * K >= len) {
+      fn(std::integral_constant<int, K>{});
+      return true;
+    }
+    if constexpr (K < MaxK) return with_row_chunks<MaxK, 2 * K>(len, fn);
+    return false;
   }
 
   // Row kernels: a block per row (grid-stride beyond 65536 rows), threads over columns.
@@ -1064,33 +1068,20 @@ class CudaBackend final : public Backend<float> {
   void softmax_rows(bool backward, float* x, const float* P, int rows, int Tn) {
     const auto timed = prof_->time(backward ? "attention softmax_bwd" : "attention softmax_fwd");
     const unsigned grid = rows_grid(rows);
-    const int k = (Tn + 31) / 32;
-    if (k > 32) {
+    const bool in_registers = with_row_chunks<32>(Tn, [&](auto k) {
+      if (backward)
+        k_causal_softmax_bwd_reg<decltype(k)::value><<<grid, kThreads, 0, stream_>>>(x, P, rows,
+                                                                                   Tn);
+      else
+        k_causal_softmax_fwd_reg<decltype(k)::value><<<grid, kThreads, 0, stream_>>>(x, rows, Tn);
+    });
+    if (!in_registers) {
       if (backward)
         k_causal_softmax_bwd<<<grid, kThreads, 0, stream_>>>(x, P, rows, Tn);
       else
         k_causal_softmax_fwd<<<grid, kThreads, 0, stream_>>>(x, rows, Tn);
-    } else if (k > 16) {
-      launch_softmax<32>(backward, grid, x, P, rows, Tn);
-    } else if (k > 8) {
-      launch_softmax<16>(backward, grid, x, P, rows, Tn);
-    } else if (k > 4) {
-      launch_softmax<8>(backward, grid, x, P, rows, Tn);
-    } else if (k > 2) {
-      launch_softmax<4>(backward, grid, x, P, rows, Tn);
-    } else if (k > 1) {
-      launch_softmax<2>(backward, grid, x, P, rows, Tn);
-    } else {
-      launch_softmax<1>(backward, grid, x, P, rows, Tn);
     }
     CUDA_CHECK_LAUNCH();
-  }
-  template <int K>
-  void launch_softmax(bool backward, unsigned grid, float* x, const float* P, int rows, int Tn) {
-    if (backward)
-      k_causal_softmax_bwd_reg<K><<<grid, kThreads, 0, stream_>>>(x, P, rows, Tn);
-    else
-      k_causal_softmax_fwd_reg<K><<<grid, kThreads, 0, stream_>>>(x, rows, Tn);
   }
 
   // Grid for warp-per-row kernels (kThreads/32 rows per block).
