@@ -955,6 +955,10 @@ class CudaBackend final : public Backend<float> {
   // ---- attention ----
   // Per (b,h): Q, K, V are (T, hd) views of qkv with row stride 3·H·hd; P = att[b,h] (T,T);
   // O = out[b, :, h] (T, hd) with row stride H·hd.
+  // Causal attention touches only the lower triangle of each (T,T) matrix, so its GEMMs run
+  // per block of rows (queries) or columns (keys), each over the part it needs: about
+  // (nb+1)/(2·nb) of the full products' work and traffic for nb blocks. The softmax kernels
+  // write zeros above the diagonal, which the diagonal blocks then read.
   void attention_fwd(float* out, float* att, const float* qkv, int B, int Tn, int H,
                      int hd) override {
     if (!B || !Tn || !H) return;
@@ -962,10 +966,17 @@ class CudaBackend final : public Backend<float> {
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     const BhView q{qkv, Tn * ld, hd}, k{qkv + ldo, Tn * ld, hd}, v{qkv + 2 * ldo, Tn * ld, hd};
     const BhView p{att, H * TT, TT}, o{out, Tn * ldo, hd};
-    // S = scale · Q·Kᵀ (T,T), the causal softmax in place, O = P·V (T,hd)
-    gemm_bh(false, true, Tn, Tn, hd, scale, q, ld, k, ld, 0.0f, p, Tn, B, H);
+    for_causal_blocks(Tn, [&](int r0, int r1) {  // query rows [r0, r1) see keys [0, r1)
+      // S = scale · Q·Kᵀ
+      gemm_bh(false, true, r1 - r0, r1, hd, scale, at(q, r0 * ld), ld, k, ld, 0.0f,
+              at(p, 1LL * r0 * Tn), Tn, B, H);
+    });
     softmax_rows(/*backward=*/false, att, nullptr, B * H * Tn, Tn);
-    gemm_bh(false, false, Tn, hd, Tn, 1.0f, p, Tn, v, ld, 0.0f, o, ldo, B, H);
+    for_causal_blocks(Tn, [&](int r0, int r1) {
+      // O = P·V
+      gemm_bh(false, false, r1 - r0, hd, r1, 1.0f, at(p, 1LL * r0 * Tn), Tn, v, ld, 0.0f,
+              at(o, r0 * ldo), ldo, B, H);
+    });
   }
   void attention_bwd(float* dqkv, float* scratch, const float* dout, const float* qkv,
                      const float* att, int B, int Tn, int H, int hd) override {
@@ -976,13 +987,27 @@ class CudaBackend final : public Backend<float> {
     const BhView dq{dqkv, Tn * ld, hd}, dk{dqkv + ldo, Tn * ld, hd},
         dv{dqkv + 2 * ldo, Tn * ld, hd};
     const BhView p{att, H * TT, TT}, ds{scratch, H * TT, TT}, dO{dout, Tn * ldo, hd};
-    // dP = dO·Vᵀ (T,T) into scratch; dV = Pᵀ·dO (T,hd)
-    gemm_bh(false, true, Tn, Tn, hd, 1.0f, dO, ldo, v, ld, 0.0f, ds, Tn, B, H);
-    gemm_bh(true, false, Tn, hd, Tn, 1.0f, p, Tn, dO, ldo, 0.0f, dv, ld, B, H);
+    for_causal_blocks(Tn, [&](int r0, int r1) {
+      // dP = dO·Vᵀ for query rows [r0, r1), keys [0, r1)
+      gemm_bh(false, true, r1 - r0, r1, hd, 1.0f, at(dO, r0 * ldo), ldo, v, ld, 0.0f,
+              at(ds, 1LL * r0 * Tn), Tn, B, H);
+    });
+    for_causal_blocks(Tn, [&](int c0, int c1) {
+      // dV = Pᵀ·dO for keys [c0, c1): the queries that see them are [c0, T)
+      gemm_bh(true, false, c1 - c0, hd, Tn - c0, 1.0f, at(p, 1LL * c0 * Tn + c0), Tn,
+              at(dO, c0 * ldo), ldo, 0.0f, at(dv, c0 * ld), ld, B, H);
+    });
     softmax_rows(/*backward=*/true, scratch, att, B * H * Tn, Tn);
-    // dQ = scale · dS·K, dK = scale · dSᵀ·Q (T,hd)
-    gemm_bh(false, false, Tn, hd, Tn, scale, ds, Tn, k, ld, 0.0f, dq, ld, B, H);
-    gemm_bh(true, false, Tn, hd, Tn, scale, ds, Tn, q, ld, 0.0f, dk, ld, B, H);
+    for_causal_blocks(Tn, [&](int r0, int r1) {
+      // dQ = scale · dS·K
+      gemm_bh(false, false, r1 - r0, hd, r1, scale, at(ds, 1LL * r0 * Tn), Tn, k, ld, 0.0f,
+              at(dq, r0 * ld), ld, B, H);
+    });
+    for_causal_blocks(Tn, [&](int c0, int c1) {
+      // dK = scale · dSᵀ·Q for keys [c0, c1), queries [c0, T)
+      gemm_bh(true, false, c1 - c0, hd, Tn - c0, scale, at(ds, 1LL * c0 * Tn + c0), Tn,
+              at(q, c0 * ld), ld, 0.0f, at(dk, c0 * ld), ld, B, H);
+    });
   }
 
   // ---- loss ----
@@ -1100,6 +1125,17 @@ class CudaBackend final : public Backend<float> {
     const cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     CUBLAS_CHECK(cublasGemmEx(blas_, opB, opA, N, M, K, &alpha, B, CUDA_R_32F, ldb, A, CUDA_R_32F,
                               lda, &beta, C, CUDA_R_32F, ldc, compute_, CUBLAS_GEMM_DEFAULT));
+  }
+
+  // The blocks of the causal GEMMs: fn(first, end) over [0, T) in blocks of at least 64 rows,
+  // at most 8 of them (one block, the whole product, for T <= 64).
+  template <class Fn>
+  static void for_causal_blocks(int Tn, Fn fn) {
+    const int size = std::max(64, (Tn + 7) / 8);
+    for (int r0 = 0; r0 < Tn; r0 += size) fn(r0, std::min(Tn, r0 + size));
+  }
+  static BhView at(const BhView& x, long long offset) {
+    return BhView{x.base + offset, x.per_seq, x.per_head};
   }
 
   // The same for every (sequence, head) of an attention op in one batched cuBLAS call: a kernel
