@@ -9,10 +9,6 @@ namespace strait {
 void HierarchicalSync::sync(ParamSet<float>& ps, SyncChannel& ch, const SyncInput& in,
                             Transport& tr) {
   const auto& t = *in.topo;
-  // One datacenter of one rank: the gradient already is the global one (weight 1), and the
-  // gather / scatter below would be the identity. Skipping it keeps a single-GPU run free of the
-  // host round trip (twice 4 bytes per parameter per step).
-  if (t.num_dcs == 1 && t.dc_size == 1) return;
   ch.shard.resize(ps.layout.shard_total);
   ps.be->stage_out(ch.shard.data(), ps.grads, ch.shard.size());
   gather_full_to_gateway(ch.shard.data(), ch, in);

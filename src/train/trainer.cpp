@@ -242,7 +242,9 @@ TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt) {
     // 2. gradient sync across DCs, weighted by this DC's share of the global batch
     t0 = now_ms();
     const SyncInput in{&topo, &layouts, static_cast<double>(b) / B};
-    sync->sync(ps, channels[e], in, transport);
+    // A world of one rank holds the global gradient already (weight 1): no strategy has anything
+    // to do, and skipping it keeps a single-GPU run free of the host round trip.
+    if (topo.world_size > 1) sync->sync(ps, channels[e], in, transport);
     me.sync_ms = now_ms() - t0;
     // 3. optimizer
     t0 = now_ms();
