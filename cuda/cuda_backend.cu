@@ -199,7 +199,7 @@ __global__ void k_wpe_grad(float* __restrict__ dwpe, const float* __restrict__ d
 // lists the rows holding v in increasing order (O(V·N) compares, once per step) — and
 // k_wte_grad_lists sums each id's rows, one block per (column chunk, id): O(N·C) reads.
 constexpr int kTokTile = 1024;
-constexpr int kMaxListVocab = 1024;  // ids per block of k_token_lists
+constexpr int kMaxListVocab = 1024;  // ids of one k_token_lists block: larger vocabularies use atomics
 
 // Stages the tokens in shared-memory tiles and calls fn(first, len) for each; every thread of
 // the block must call it (it holds the barriers).
@@ -856,7 +856,7 @@ class CudaBackend final : public Backend<float> {
     // kernel; every row of a large vocabulary by atomics, and so are ids beyond the hint until
     // softmax_xent has told the vocabulary (model steps always have: tokens are then < V).
     int scanned = 0;
-    if (vocab_hint_ <= kVocabScan) {
+    if (vocab_hint_ <= kMaxListVocab) {
       scanned = vocab_hint_;
       auto* lists = static_cast<int32_t*>(
           token_ws_.get((static_cast<size_t>(scanned) + 1 + N) * sizeof(int32_t)));
@@ -1050,8 +1050,6 @@ class CudaBackend final : public Backend<float> {
 
  private:
   static constexpr size_t kBlasWorkspace = size_t(32) << 20;  // cuBLAS' advice for Hopper
-  static constexpr int kVocabScan = 1024;
-  static_assert(kVocabScan <= kMaxListVocab, "k_token_lists takes one thread per token id");
 
   void* dev_alloc(size_t bytes) {
     void* p = nullptr;
