@@ -22,6 +22,7 @@
 #include "core/rng.hpp"
 #include "model/params.hpp"
 #include "model/transformer.hpp"
+#include "tests/common/parity_run.hpp"
 
 using namespace strait;
 
@@ -355,64 +356,11 @@ void run_attention() {
 }
 
 // ---------------------------------------------------------------- 4. training
-void text_batch(int step, int B, int T, std::vector<int32_t>& tok, std::vector<int32_t>& tgt,
-                int ds) {
-  static const std::string text =
-      "It was the best of times, it was the worst of times, it was the age of wisdom, it was "
-      "the age of foolishness, it was the epoch of belief, it was the epoch of incredulity, it "
-      "was the season of Light, it was the season of Darkness, it was the spring of hope, it was "
-      "the winter of despair. ";
-  tok.resize(size_t(B) * T);
-  tgt.resize(size_t(B) * T);
-  for (int b = 0; b < B; ++b) {
-    const size_t start = hash3(5, uint64_t(step) + uint64_t(ds) * 1000003ull, b) % text.size();
-    for (int t = 0; t < T; ++t) {
-      tok[size_t(b) * T + t] = static_cast<unsigned char>(text[(start + t) % text.size()]);
-      tgt[size_t(b) * T + t] = static_cast<unsigned char>(text[(start + t + 1) % text.size()]);
-    }
-  }
-}
-struct TrainResult {
-  std::vector<double> losses;
-  std::vector<float> update, final_p;
-};
-// perturb_stream: 0 = none; else multiply initial params by (1 + 1e-7·normal).
+// The parity test's own run (tests/common/parity_run.hpp), data seed ds, on `be`.
+using TrainResult = parity::Run;
 TrainResult train(Backend<float>& be, int steps, int ds, uint64_t perturb_stream) {
   auto dc = make_mpi_dc_comm<float>(MPI_COMM_NULL);
-  ModelConfig m;
-  m.layers = 2;
-  m.d_model = 64;
-  m.heads = 4;
-  m.d_ff = 256;
-  m.seq_len = 32;
-  m.vocab = 256;
-  m.init_std = 0.02;
-  const Layout l = make_layout(m, shard_specs(m, {1.0})[0]);
-  ParamSet<float> ps(be, l);
-  auto full = init_full<float>(l, 1234, 0);
-  if (perturb_stream)
-    for (size_t i = 0; i < full.size(); ++i)
-      full[i] *= static_cast<float>(1.0 + 1e-7 * normal01(77, perturb_stream, i));
-  const std::vector<float> zeros(full.size(), 0.0f);
-  ps.load_full(full, zeros, zeros);
-  std::vector<float> p0, m0, v0;
-  ps.shard_to_host(p0, m0, v0);
-  Transformer<float> model(be, *dc);
-  TrainResult r;
-  std::vector<int32_t> tok, tgt;
-  const int B = 4;
-  for (int s = 0; s < steps; ++s) {
-    text_batch(s, B, m.seq_len, tok, tgt, ds);
-    r.losses.push_back(model.forward_backward(ps, tok.data(), tgt.data(), B));
-    be.adam(ps.params, ps.grads, ps.adam_m, ps.adam_v, l.shard_total, 1e-3f, 0.9f, 0.95f, 1e-8f,
-            0.0f, ++ps.adam_t);
-  }
-  be.synchronize();
-  std::vector<float> mm, vv;
-  ps.shard_to_host(r.final_p, mm, vv);
-  r.update = r.final_p;
-  for (size_t i = 0; i < r.update.size(); ++i) r.update[i] -= p0[i];
-  return r;
+  return parity::train(be, *dc, steps, ds, perturb_stream);
 }
 void report(const char* what, int ds, const TrainResult& r, const TrainResult& ref) {
   double worst = 0;
@@ -423,7 +371,7 @@ void report(const char* what, int ds, const TrainResult& r, const TrainResult& r
   }
   std::printf("ds=%d %-26s loss worst %.3e (step %2d) | update nerr %.3e | final-p nerr %.3e | "
               "loss %.4f -> %.4f\n",
-              ds, what, worst, ws, nerr(r.update, ref.update), nerr(r.final_p, ref.final_p),
+              ds, what, worst, ws, nerr(r.update, ref.update), nerr(r.final_params, ref.final_params),
               r.losses.front(), r.losses.back());
 }
 void run_training(int nds) {

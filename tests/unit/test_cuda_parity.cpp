@@ -23,6 +23,7 @@
 
 #include "core/rng.hpp"
 #include "cuda_backend.hpp"
+#include "tests/common/parity_run.hpp"
 #include "model/params.hpp"
 #include "model/transformer.hpp"
 
@@ -452,83 +453,22 @@ TEST_F(CudaParity, SingleRankDcCommIsNoOp) {
   x.check("dc allreduce (size 1)", 1e-12);
 }
 
-// ---- 20 training steps: per-step loss within 1e-3 relative (FP32 math; TF32 looser) ----
-
-// Byte-level text with structure, so that the loss falls visibly in 20 steps.
-void text_batch(int step, int B, int T, std::vector<int32_t>& tok, std::vector<int32_t>& tgt) {
-  static const std::string text =
-      "It was the best of times, it was the worst of times, it was the age of wisdom, it was "
-      "the age of foolishness, it was the epoch of belief, it was the epoch of incredulity, it "
-      "was the season of Light, it was the season of Darkness, it was the spring of hope, it was "
-      "the winter of despair. ";
-  tok.resize(size_t(B) * T);
-  tgt.resize(size_t(B) * T);
-  for (int b = 0; b < B; ++b) {
-    const size_t start = hash3(5, step, b) % text.size();
-    for (int t = 0; t < T; ++t) {
-      tok[size_t(b) * T + t] = static_cast<unsigned char>(text[(start + t) % text.size()]);
-      tgt[size_t(b) * T + t] = static_cast<unsigned char>(text[(start + t + 1) % text.size()]);
-    }
-  }
-}
-
-// Trains `steps` steps; *update gets the parameters' total change (final − initial), which is
-// what the comparison looks at: whole parameter vectors are dominated by LayerNorm weights of 1.
-std::vector<double> train(Backend<float>& be, DcComm<float>& dc, int steps,
-                          std::vector<float>* update) {
-  ModelConfig m;
-  m.layers = 2;
-  m.d_model = 64;
-  m.heads = 4;
-  m.d_ff = 256;
-  m.seq_len = 32;
-  m.vocab = 256;
-  m.init_std = 0.02;
-  const Layout l = make_layout(m, shard_specs(m, {1.0})[0]);
-  ParamSet<float> ps(be, l);
-  const auto full = init_full<float>(l, 1234, 0);
-  const std::vector<float> zeros(full.size(), 0.0f);
-  ps.load_full(full, zeros, zeros);
-  std::vector<float> p0, m0, v0;
-  ps.shard_to_host(p0, m0, v0);
-  Transformer<float> model(be, dc);
-  std::vector<double> losses;
-  std::vector<int32_t> tok, tgt;
-  const int B = 4;
-  for (int s = 0; s < steps; ++s) {
-    text_batch(s, B, m.seq_len, tok, tgt);
-    losses.push_back(model.forward_backward(ps, tok.data(), tgt.data(), B));
-    // lr 1e-3: at 3e-3 this model has loss spikes that amplify a 1e-6 relative perturbation of
-    // the initial weights ~300-fold by step 20 (measured on the CPU backend); at 1e-3 it stays
-    // below 1e-6, so the comparison measures the backend, not the chaos of training.
-    be.adam(ps.params, ps.grads, ps.adam_m, ps.adam_v, l.shard_total, 1e-3f, 0.9f, 0.95f, 1e-8f,
-            0.0f, ++ps.adam_t);
-  }
-  be.synchronize();
-  std::vector<float> mm, vv;
-  ps.shard_to_host(*update, mm, vv);
-  for (size_t i = 0; i < update->size(); ++i) (*update)[i] -= p0[i];
-  return losses;
-}
+// ---- training steps: tests/common/parity_run.hpp ----
 
 // What one training step copies between host and device, counted by the backend: the token ids
 // and targets in, the loss sum out, nothing else (the issue's "no host-device copies on the
 // step's critical path apart from the inter-datacenter staging"; one rank has no staging).
 TEST_F(CudaParity, StepCopiesOnlyTokensAndLoss) {
-  ModelConfig m;
-  m.layers = 2, m.d_model = 64, m.heads = 4, m.d_ff = 256, m.seq_len = 32, m.vocab = 256;
-  m.init_std = 0.02;
+  const ModelConfig m = parity::model();
   const Layout l = make_layout(m, shard_specs(m, {1.0})[0]);
   ParamSet<float> ps(*gpu, l);
-  const auto full = init_full<float>(l, 1234, 0);
-  const std::vector<float> zeros(full.size(), 0.0f);
-  ps.load_full(full, zeros, zeros);
+  parity::init_params(ps);
   auto dc = make_nccl_dc_comm(MPI_COMM_NULL, *gpu);
   Transformer<float> model(*gpu, *dc);
   std::vector<int32_t> tok, tgt;
-  const int B = 4, N = B * m.seq_len;
+  const int B = parity::kBatch, N = B * m.seq_len;
   for (int s = 0; s < 3; ++s) {
-    text_batch(s, B, m.seq_len, tok, tgt);
+    parity::text_batch(s, B, m.seq_len, tok, tgt);
     const CudaCopyCounts before = cuda_copy_counts(*gpu);
     const double loss = model.forward_backward(ps, tok.data(), tgt.data(), B);
     gpu->adam(ps.params, ps.grads, ps.adam_m, ps.adam_v, l.shard_total, 1e-3f, 0.9f, 0.95f, 1e-8f,
@@ -561,12 +501,16 @@ TEST_F(CudaParity, TwentyTrainingSteps) {
   const int steps = 20;
   auto dc_cpu = make_mpi_dc_comm<float>(MPI_COMM_NULL);
   auto dc_gpu = make_nccl_dc_comm(MPI_COMM_NULL, *gpus[0]);
-  std::vector<float> p_cpu;
-  const auto l_cpu = train(*cpu, *dc_cpu, steps, &p_cpu);
+  const parity::Run ref = parity::train(*cpu, *dc_cpu, steps);
+  const std::vector<double>& l_cpu = ref.losses;
+  const std::vector<float>& p_cpu = ref.update;
   std::vector<std::vector<double>> l_gpu(std::size(kMaths));
   std::vector<std::vector<float>> p_gpu(std::size(kMaths));
-  for (size_t mi = 0; mi < std::size(kMaths); ++mi)
-    l_gpu[mi] = train(*gpus[mi], *dc_gpu, steps, &p_gpu[mi]);
+  for (size_t mi = 0; mi < std::size(kMaths); ++mi) {
+    parity::Run r = parity::train(*gpus[mi], *dc_gpu, steps);
+    l_gpu[mi] = std::move(r.losses);
+    p_gpu[mi] = std::move(r.update);
+  }
   std::printf("  step   cpu loss");
   for (const Math& m : kMaths) std::printf("   gpu %s", m.name);
   std::printf("\n");
