@@ -75,10 +75,22 @@ struct ModelConfig {
   double init_std = 0.02;
 };
 
-struct ResplitEvent {      // used by the "scheduled" balancer
-  int step = 0;            // takes effect at the start of this step
+// Scripted controller decisions, replayed by the "scheduled" policy of a slot: each takes effect
+// at the start of `step`. They make scenarios and tests that change a decision mid-run exact.
+struct ResplitEvent {      // balancer "scheduled": one datacenter's split
+  int step = 0;
   std::string datacenter;
   std::vector<double> split;
+};
+struct RerouteEvent {      // path_selector "scheduled": the path from -> to
+  int step = 0;
+  std::string from, to;
+  std::vector<std::string> via;  // datacenters relayed through, in order; empty = direct
+};
+struct SwitchEvent {       // "scheduled" in the sync_planner or overlap slot: who decides
+  int step = 0;
+  std::string slot;        // "sync_planner" | "overlap"
+  std::string policy;      // a policy registered in that slot (not "scheduled")
 };
 
 struct TrainConfig {
@@ -99,7 +111,9 @@ struct ControlConfig {
   std::string path_selector = "direct";
   std::string sync_planner = "hierarchical";
   std::string overlap = "sequential";
-  std::vector<ResplitEvent> resplits;  // [[control.resplit]] entries
+  std::vector<ResplitEvent> resplits;  // [[control.resplit]] entries, by step
+  std::vector<RerouteEvent> reroutes;  // [[control.reroute]] entries, by step
+  std::vector<SwitchEvent> switches;   // [[control.switch]] entries, by step
 };
 
 struct TraceConfig {

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "config/config.hpp"
 
@@ -41,20 +42,25 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"train", {"global_batch", "steps", "lr", "beta1", "beta2", "eps", "weight_decay", "seed",
                  "corpus", "batch_shares", "log_every"}},
       {"control", {"forecaster", "balancer", "path_selector", "sync_planner", "overlap",
-                   "resplit"}},
+                   "resplit", "reroute", "switch"}},
       {"control.resplit", {"step", "datacenter", "split"}},
+      {"control.reroute", {"step", "from", "to", "via"}},
+      {"control.switch", {"step", "slot", "policy"}},
       {"trace", {"path"}},
       {"checkpoint", {"every", "path"}},
   };
   return s;
 }
-const std::set<std::string> kArraysOfTables = {"datacenter", "link", "control.resplit"};
+const std::set<std::string> kArraysOfTables = {"datacenter", "link", "control.resplit",
+                                               "control.reroute", "control.switch"};
 // Keys that only take strings: a --set value for them is never parsed as another TOML type.
 const std::set<std::string> kStringKeys = {
     "run.name", "run.out_dir", "run.backend", "run.gpu_math", "datacenter.name", "network.shaper", "link.from",
     "link.to", "link.schedule",
     "train.corpus", "control.forecaster", "control.balancer", "control.path_selector",
-    "control.sync_planner", "control.overlap", "control.resplit.datacenter", "trace.path",
+    "control.sync_planner", "control.overlap", "control.resplit.datacenter",
+    "control.reroute.from", "control.reroute.to", "control.switch.slot", "control.switch.policy",
+    "trace.path",
     "checkpoint.path"};
 
 std::string join_path(const std::string& a, const std::string& b) {
@@ -901,57 +907,68 @@ bool read_train(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok) {
   return steps_ok;
 }
 
-void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bool model_ok,
-                  bool steps_ok) {
+// The entries of [[control.<key>]] as tables, or null when there are none. Entries are only
+// allowed when the slot's policy is "scheduled" (they are what it replays).
+const toml::array* scripted_entries(Checker& c, const toml::table* t, const std::string& key,
+                                    const char* slot, const std::string& policy) {
+  const toml::node* n = child(t, key);
+  const toml::array* a = n ? n->as_array() : nullptr;
+  if (!a || a->empty()) return nullptr;
+  if (policy != "scheduled") {
+    const std::string entry = "[[control." + key + "]]";
+    c.fail(n, "control." + key,
+           std::to_string(a->size()) + " " + entry + (a->size() == 1 ? " entry" : " entries") +
+               " with " + slot + " " + q(policy),
+           std::string("control.") + slot + " = \"scheduled\", or no " + entry + " entries");
+    return nullptr;
+  }
+  for (size_t i = 0; i < a->size(); ++i)
+    if (!a->get(i)->as_table()) return nullptr;  // check_structure reported it
+  return a;
+}
+
+// `step` of a scripted entry: 1 .. train.steps - 1.
+Got read_event_step(Checker& c, const toml::table* e, const std::string& p, const Config& cfg,
+                    bool steps_ok, int& step) {
+  require(c, e, "step", p + ".step", "a step number");
+  const std::string rule = steps_ok ? int_range(1, cfg.train.steps - 1) + " (below train.steps = " +
+                                          std::to_string(cfg.train.steps) + ")"
+                                    : "an integer >= 1, below train.steps";
+  return read_int(c, e, "step", p + ".step", 1, steps_ok ? cfg.train.steps - 1 : INT_MAX, step,
+                  rule);
+}
+
+int dc_index(const Config& cfg, const std::string& name) {
+  for (size_t k = 0; k < cfg.datacenters.size(); ++k)
+    if (cfg.datacenters[k].name == name) return static_cast<int>(k);
+  return -1;
+}
+
+std::string dc_names_phrase(const Config& cfg) {
+  std::vector<std::string> names;
+  for (const auto& dc : cfg.datacenters) names.push_back(dc.name);
+  return "the name of a datacenter (" + join_list(names) + ")";
+}
+
+void read_resplits(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bool model_ok,
+                   bool steps_ok) {
   ControlConfig& ct = cfg.control;
-  const std::pair<const char*, std::string*> slots[] = {
-      {"forecaster", &ct.forecaster},       {"balancer", &ct.balancer},
-      {"path_selector", &ct.path_selector}, {"sync_planner", &ct.sync_planner},
-      {"overlap", &ct.overlap}};
-  for (const auto& [slot, dst] : slots) {
-    const auto& names = known_policy_names(slot);
-    const std::string path = std::string("control.") + slot;
-    const std::string expected = "one of " + join_list(names);
-    if (read_string(c, t, slot, path, *dst, expected) == Got::ok &&
-        std::find(names.begin(), names.end(), *dst) == names.end())
-      c.fail(child(t, slot), path, "unknown policy " + q(*dst), expected);
-  }
-  const toml::node* rn = child(t, "resplit");
-  const toml::array* a = rn ? rn->as_array() : nullptr;
-  if (!a || a->empty()) return;
-  if (ct.balancer != "scheduled") {
-    c.fail(rn, "control.resplit",
-           std::to_string(a->size()) + (a->size() == 1 ? " [[control.resplit]] entry" : " [[control.resplit]] entries") + " with balancer " +
-               q(ct.balancer),
-           "control.balancer = \"scheduled\", or no [[control.resplit]] entries");
-    return;
-  }
+  const toml::array* a = scripted_entries(c, t, "resplit", "balancer", ct.balancer);
+  if (!a) return;
   std::set<std::pair<int, std::string>> seen;
   for (size_t i = 0; i < a->size(); ++i) {
     const toml::table* e = a->get(i)->as_table();
-    if (!e) return;
     const std::string p = "control.resplit." + std::to_string(i);
     ResplitEvent ev;
-    require(c, e, "step", p + ".step", "a step number");
     require(c, e, "datacenter", p + ".datacenter", "a datacenter name");
     require(c, e, "split", p + ".split", "split fractions");
-    const std::string step_rule =
-        steps_ok ? int_range(1, cfg.train.steps - 1) + " (below train.steps = " +
-                       std::to_string(cfg.train.steps) + ")"
-                 : "an integer >= 1, below train.steps";
-    const Got step_got = read_int(c, e, "step", p + ".step", 1,
-                                  steps_ok ? cfg.train.steps - 1 : INT_MAX, ev.step, step_rule);
+    const Got step_got = read_event_step(c, e, p, cfg, steps_ok, ev.step);
     if (read_string(c, e, "datacenter", p + ".datacenter", ev.datacenter) != Got::ok || !dcs_ok)
       continue;
-    int d = -1;
-    std::vector<std::string> names;
-    for (size_t k = 0; k < cfg.datacenters.size(); ++k) {
-      names.push_back(cfg.datacenters[k].name);
-      if (cfg.datacenters[k].name == ev.datacenter) d = static_cast<int>(k);
-    }
+    const int d = dc_index(cfg, ev.datacenter);
     if (d < 0) {
       c.fail(child(e, "datacenter"), p + ".datacenter", "unknown datacenter " + q(ev.datacenter),
-             "the name of a datacenter (" + join_list(names) + ")");
+             dc_names_phrase(cfg));
       continue;
     }
     const DatacenterConfig& dc = cfg.datacenters[d];
@@ -971,6 +988,145 @@ void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bo
   }
   std::stable_sort(ct.resplits.begin(), ct.resplits.end(),
                    [](const ResplitEvent& x, const ResplitEvent& y) { return x.step < y.step; });
+}
+
+void read_reroutes(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bool steps_ok) {
+  ControlConfig& ct = cfg.control;
+  const toml::array* a = scripted_entries(c, t, "reroute", "path_selector", ct.path_selector);
+  if (!a) return;
+  const std::string known = dc_names_phrase(cfg);
+  std::set<std::tuple<int, std::string, std::string>> seen;
+  for (size_t i = 0; i < a->size(); ++i) {
+    const toml::table* e = a->get(i)->as_table();
+    const std::string p = "control.reroute." + std::to_string(i);
+    RerouteEvent ev;
+    require(c, e, "from", p + ".from", known);
+    require(c, e, "to", p + ".to", known);
+    const Got step_got = read_event_step(c, e, p, cfg, steps_ok, ev.step);
+    const bool from_ok = read_string(c, e, "from", p + ".from", ev.from, known) == Got::ok;
+    const bool to_ok = read_string(c, e, "to", p + ".to", ev.to, known) == Got::ok;
+    const std::string via_rule = "an array of datacenter names to relay through, in order "
+                                 "(empty = direct), each at most once and neither end";
+    bool via_ok = true;
+    if (const toml::node* vn = child(e, "via")) {
+      const toml::array* va = vn->as_array();
+      if (!va) {
+        c.fail(vn, p + ".via", "got " + type_phrase(*vn), via_rule);
+        via_ok = false;
+      } else {
+        for (size_t j = 0; j < va->size() && via_ok; ++j) {
+          const toml::node& x = *va->get(j);
+          if (!x.is_string()) {
+            c.fail(vn, p + ".via", "element " + std::to_string(j) + " is " + type_phrase(x),
+                   via_rule);
+            via_ok = false;
+          } else {
+            ev.via.push_back(**x.as_string());
+          }
+        }
+      }
+    }
+    if (!from_ok || !to_ok || !via_ok || !dcs_ok) continue;
+    const int fi = dc_index(cfg, ev.from), ti = dc_index(cfg, ev.to);
+    if (fi < 0) c.fail(child(e, "from"), p + ".from", "unknown datacenter " + q(ev.from), known);
+    if (ti < 0) c.fail(child(e, "to"), p + ".to", "unknown datacenter " + q(ev.to), known);
+    if (fi < 0 || ti < 0) continue;
+    if (fi == ti) {
+      c.fail(child(e, "to"), p + ".to", "a path from " + q(ev.from) + " to itself",
+             "two different datacenters");
+      continue;
+    }
+    std::vector<int> path{fi};
+    bool ok = true;
+    for (const auto& v : ev.via) {
+      const int vi = dc_index(cfg, v);
+      if (vi < 0 || vi == fi || vi == ti ||
+          std::find(path.begin(), path.end(), vi) != path.end()) {
+        c.fail(child(e, "via"), p + ".via",
+               vi < 0 ? "unknown datacenter " + q(v) : q(v) + " is an end of the path or repeated",
+               via_rule);
+        ok = false;
+        break;
+      }
+      path.push_back(vi);
+    }
+    if (!ok) continue;
+    path.push_back(ti);
+    if (step_got == Got::ok && !seen.insert({ev.step, ev.from, ev.to}).second)
+      c.fail(e, p, "the path " + q(ev.from) + " -> " + q(ev.to) + " is rerouted twice at step " +
+                       std::to_string(ev.step),
+             "at most one [[control.reroute]] per (from, to) and step");
+    ct.reroutes.push_back(ev);
+  }
+  std::stable_sort(ct.reroutes.begin(), ct.reroutes.end(),
+                   [](const RerouteEvent& x, const RerouteEvent& y) { return x.step < y.step; });
+}
+
+void read_switches(Checker& c, const toml::table* t, Config& cfg, bool steps_ok) {
+  ControlConfig& ct = cfg.control;
+  const toml::node* n = child(t, "switch");
+  const toml::array* a = n ? n->as_array() : nullptr;
+  if (!a || a->empty()) return;
+  const std::string slot_rule = "\"sync_planner\" or \"overlap\" (a slot whose policy is "
+                                "\"scheduled\")";
+  std::set<std::pair<int, std::string>> seen;
+  for (size_t i = 0; i < a->size(); ++i) {
+    const toml::table* e = a->get(i)->as_table();
+    if (!e) return;  // check_structure reported it
+    const std::string p = "control.switch." + std::to_string(i);
+    SwitchEvent ev;
+    require(c, e, "slot", p + ".slot", slot_rule);
+    require(c, e, "policy", p + ".policy", "a policy name of that slot");
+    const Got step_got = read_event_step(c, e, p, cfg, steps_ok, ev.step);
+    if (read_string(c, e, "slot", p + ".slot", ev.slot, slot_rule) != Got::ok) continue;
+    const std::string* slot_policy = ev.slot == "sync_planner" ? &ct.sync_planner
+                                     : ev.slot == "overlap"    ? &ct.overlap
+                                                               : nullptr;
+    if (!slot_policy) {
+      c.fail(child(e, "slot"), p + ".slot", "unknown slot " + q(ev.slot), slot_rule);
+      continue;
+    }
+    if (*slot_policy != "scheduled") {
+      c.fail(child(e, "slot"), p + ".slot",
+             "control." + ev.slot + " is " + q(*slot_policy) + ", not \"scheduled\"",
+             "control." + ev.slot + " = \"scheduled\" for [[control.switch]] entries of that slot");
+      continue;
+    }
+    if (read_string(c, e, "policy", p + ".policy", ev.policy) != Got::ok) continue;
+    if (ev.policy == "scheduled") {
+      c.fail(child(e, "policy"), p + ".policy", "\"scheduled\" cannot switch to itself",
+             "another policy of control." + ev.slot);
+      continue;
+    }
+    if (step_got == Got::ok && !seen.insert({ev.step, ev.slot}).second)
+      c.fail(e, p, "control." + ev.slot + " is switched twice at step " + std::to_string(ev.step),
+             "at most one [[control.switch]] per slot and step");
+    ct.switches.push_back(ev);
+  }
+  std::stable_sort(ct.switches.begin(), ct.switches.end(),
+                   [](const SwitchEvent& x, const SwitchEvent& y) { return x.step < y.step; });
+}
+
+// The policy names themselves are checked against the registries one layer up
+// (validate/validate.cpp); here only their type and the scripted entries.
+void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bool model_ok,
+                  bool steps_ok) {
+  ControlConfig& ct = cfg.control;
+  const std::pair<const char*, std::string*> slots[] = {
+      {"forecaster", &ct.forecaster},       {"balancer", &ct.balancer},
+      {"path_selector", &ct.path_selector}, {"sync_planner", &ct.sync_planner},
+      {"overlap", &ct.overlap}};
+  for (const auto& [slot, dst] : slots) {
+    const auto& names = known_policy_names(slot);
+    const std::string path = std::string("control.") + slot;
+    const std::string expected = "one of " + join_list(names);
+    if (read_string(c, t, slot, path, *dst, expected) == Got::ok &&
+        std::find(names.begin(), names.end(), *dst) == names.end())
+      c.fail(child(t, slot), path, "unknown policy " + q(*dst), expected);
+  }
+  read_resplits(c, t, cfg, dcs_ok, model_ok, steps_ok);
+  read_reroutes(c, t, cfg, dcs_ok, steps_ok);
+  read_switches(c, t, cfg, steps_ok);
 }
 
 void check_memory(Checker& c, const toml::table* model_table, const Config& cfg) {
