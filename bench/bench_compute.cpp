@@ -24,9 +24,11 @@
 #include "backend/select.hpp"
 #include "config/config.hpp"
 #include "gemm_ref.hpp"
+#include "model/memory.hpp"
 #include "model/transformer.hpp"
 #include "trace/trace_reader.hpp"
 #include "train/trainer.hpp"
+#include "validate/validate.hpp"
 
 using namespace strait;
 
@@ -79,7 +81,8 @@ int usage_error(const std::string& msg) {
   return 2;
 }
 
-// --set overrides for a model's sizes: load_config validates them with the rest of the file.
+// --set overrides for a model's sizes: load_valid_config validates them with the rest of the
+// file.
 std::vector<std::string> model_sets(const BenchModel& b) {
   std::vector<std::string> s;
   auto add = [&](const char* key, int v) {
@@ -189,7 +192,7 @@ int main(int argc, char** argv) {
     for (auto& s : model_sets(bm)) sets.push_back(s);
     Config cfg;
     try {
-      cfg = load_config(src + "/configs/default.toml", sets);
+      cfg = load_valid_config(src + "/configs/default.toml", sets);
     } catch (const ConfigError& e) {
       std::fprintf(stderr, "bench_compute: model %s: config error: %s\n", bm.name, e.what());
       MPI_Abort(MPI_COMM_WORLD, 2);
@@ -201,8 +204,8 @@ int main(int argc, char** argv) {
     cfg.datacenters[0].speed = {1.0};
     cfg.train.batch_shares = {1.0};
     cfg.links.clear();
-    // load_config checked memory for the two-DC file (half the batch per rank); check again for
-    // the whole batch on one rank (host memory: meaningful for the CPU backend only).
+    // load_valid_config checked memory for the two-DC file (half the batch per rank); check again
+    // for the whole batch on one rank (host memory: meaningful for the CPU backend only).
     const double need = estimate_memory(cfg, 0).total_bytes, limit = memory_limit_bytes(cfg);
     if (!cuda && limit > 0 && need > limit) {
       std::fprintf(stderr, "bench_compute: model %s needs about %.1f GiB on one rank, above the "

@@ -10,6 +10,7 @@
 #include "config/config.hpp"
 #include "core/check.hpp"
 #include "train/trainer.hpp"
+#include "validate/validate.hpp"
 
 namespace strait {
 
@@ -25,7 +26,7 @@ int cmd_train(const TrainArgs& args) {
   Config cfg;
   std::string err;
   try {
-    cfg = load_config(args.config, args.sets);
+    cfg = load_valid_config(args.config, args.sets);
     check_world_size(cfg, size);
   } catch (const ConfigError& e) {
     err = e.what();

@@ -1,15 +1,19 @@
 // cmd_validate.cpp — `strait validate --config FILE [--set k=v]...`: load and check a config
-// without MPI, then print what it resolves to (datacenters, links, model, training, policies),
-// the rank → datacenter map with each rank's shard, the parameter count and the per-rank
-// memory estimate. Exit status 0 when valid, 2 on a config error.
-#include <algorithm>
-#include <cmath>
+// without MPI (load_valid_config, the same checks as `strait train`), then print what it
+// resolves to (datacenters, links, model, training, policies), the rank → datacenter map with
+// each rank's shard, the parameter count and the per-rank memory estimate — the shard and batch
+// numbers from model/ and core/apportion.hpp, the ones the run uses. Exit status 0 when valid,
+// 2 on a config error.
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "config/config.hpp"
+#include "core/apportion.hpp"
+#include "model/layout.hpp"
+#include "model/memory.hpp"
+#include "validate/validate.hpp"
 
 namespace strait {
 namespace {
@@ -24,23 +28,6 @@ std::string fmt_list(const std::vector<double>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt(v[i]);
   return s + "]";
-}
-
-// Largest-remainder apportionment of `total` items by `fractions` (for display of MLP columns).
-std::vector<long long> apportion(long long total, const std::vector<double>& fractions) {
-  std::vector<long long> n(fractions.size());
-  std::vector<std::pair<double, size_t>> rest;
-  long long given = 0;
-  for (size_t i = 0; i < fractions.size(); ++i) {
-    const double exact = fractions[i] * static_cast<double>(total);
-    n[i] = static_cast<long long>(std::floor(exact));
-    given += n[i];
-    rest.push_back({exact - static_cast<double>(n[i]), i});
-  }
-  std::stable_sort(rest.begin(), rest.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t k = 0; given < total && k < rest.size(); ++k, ++given) ++n[rest[k].second];
-  return n;
 }
 
 void print_config(const Config& c) {
@@ -64,12 +51,13 @@ void print_config(const Config& c) {
   std::printf("datacenters: %zu, %d ranks in all\n", c.datacenters.size(), c.world_size());
   std::printf("  %-12s %5s %6s %11s  %-26s %s\n", "name", "ranks", "first", "batch share",
               "split", "speed");
+  // The sequences each DC gets, rounded as the run rounds them.
+  const std::vector<int> seqs = apportion(c.train.batch_shares, c.train.global_batch, 1);
   for (size_t d = 0; d < c.datacenters.size(); ++d) {
     const DatacenterConfig& dc = c.datacenters[d];
-    const double share = c.train.batch_shares[d];
     std::printf("  %-12s %5d %6d %11s  %-26s %s\n", dc.name.c_str(), dc.ranks,
                 c.first_rank_of_dc(static_cast<int>(d)),
-                (fmt(share) + " (" + fmt(share * c.train.global_batch) + " seq)").c_str(),
+                (fmt(c.train.batch_shares[d]) + " (" + std::to_string(seqs[d]) + " seq)").c_str(),
                 ((dc.split_even ? "even " : "") + fmt_list(dc.split)).c_str(),
                 fmt_list(dc.speed).c_str());
   }
@@ -105,17 +93,25 @@ void print_config(const Config& c) {
   for (const ResplitEvent& r : k.resplits)
     std::printf("  resplit at step %d: %s -> %s\n", r.step, r.datacenter.c_str(),
                 fmt_list(r.split).c_str());
+  for (const RerouteEvent& r : k.reroutes) {
+    std::string path = r.from;
+    for (const std::string& v : r.via) path += " -> " + v;
+    std::printf("  reroute at step %d: %s -> %s%s\n", r.step, path.c_str(), r.to.c_str(),
+                r.via.empty() ? " (direct)" : "");
+  }
+  for (const SwitchEvent& s : k.switches)
+    std::printf("  switch at step %d: %s -> %s\n", s.step, s.slot.c_str(), s.policy.c_str());
 
+  // The shards as the run makes them (shard_specs), not as the fractions alone would suggest.
   std::printf("\nrank map (split fraction, heads and MLP columns of each rank's shard)\n");
   std::printf("  %4s  %-12s %5s %8s %5s %8s\n", "rank", "datacenter", "local", "split", "heads",
               "d_ff cols");
   for (size_t d = 0; d < c.datacenters.size(); ++d) {
     const DatacenterConfig& dc = c.datacenters[d];
-    const std::vector<long long> cols = apportion(m.d_ff, dc.split);
+    const std::vector<ShardSpec> specs = shard_specs(m, dc.split);
     for (int i = 0; i < dc.ranks; ++i)
-      std::printf("  %4d  %-12s %5d %8s %5lld %8lld\n", c.first_rank_of_dc(static_cast<int>(d)) + i,
-                  dc.name.c_str(), i, fmt(dc.split[i]).c_str(),
-                  std::llround(dc.split[i] * m.heads), cols[i]);
+      std::printf("  %4d  %-12s %5d %8s %5d %8d\n", c.first_rank_of_dc(static_cast<int>(d)) + i,
+                  dc.name.c_str(), i, fmt(dc.split[i]).c_str(), specs[i].heads, specs[i].cols);
   }
 
   const long long p = parameter_count(m);
@@ -137,7 +133,7 @@ void print_config(const Config& c) {
 
 int cmd_validate(const std::string& config, const std::vector<std::string>& sets) {
   try {
-    const Config c = load_config(config, sets);
+    const Config c = load_valid_config(config, sets);
     print_config(c);
     return 0;
   } catch (const ConfigError& e) {

@@ -1,8 +1,11 @@
 // config.hpp — the resolved run configuration (what a TOML file plus --set overrides mean).
-// Loading and validation live in config.cpp; every error names file, line, key and what was
-// expected (ConfigError). Nothing here touches MPI: `strait validate` runs without it.
+// Loading and the checks that need nothing above config/ live in load.cpp; the checks that need
+// the model, sync or control layers live in validate/ (load_valid_config), which is what the
+// commands use. Every error names file, line, key and what was expected (ConfigError). Nothing
+// here touches MPI: `strait validate` runs without it.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -77,20 +80,25 @@ struct ModelConfig {
 
 // Scripted controller decisions, replayed by the "scheduled" policy of a slot: each takes effect
 // at the start of `step`. They make scenarios and tests that change a decision mid-run exact.
+// `entry` is the event's index among its [[control.*]] entries in the file (the lists are
+// sorted by step), so checks made later can name "control.resplit.<entry>.split".
 struct ResplitEvent {      // balancer "scheduled": one datacenter's split
   int step = 0;
   std::string datacenter;
   std::vector<double> split;
+  int entry = 0;
 };
 struct RerouteEvent {      // path_selector "scheduled": the path from -> to
   int step = 0;
   std::string from, to;
   std::vector<std::string> via;  // datacenters relayed through, in order; empty = direct
+  int entry = 0;
 };
 struct SwitchEvent {       // "scheduled" in the sync_planner or overlap slot: who decides
   int step = 0;
   std::string slot;        // "sync_planner" | "overlap"
-  std::string policy;      // a policy registered in that slot (not "scheduled")
+  std::string policy;      // a policy registered in that slot (not "scheduled"; validate/)
+  int entry = 0;
 };
 
 struct TrainConfig {
@@ -142,21 +150,23 @@ struct Config {
   TraceConfig trace;
   CheckpointConfig checkpoint;
 
+  // Where each table, [[array]] entry and key came from: dotted path ("model.heads",
+  // "datacenter.1", "datacenter.1.split", "control") -> "file:line", or "--set:0" for what an
+  // override placed; "" is the document itself. Filled by load_config from the parsed file.
+  std::map<std::string, std::string> where;
+  // where[key], else that of the nearest enclosing table that is there (a key the file left
+  // out points at its table), else "<source_file>:0".
+  std::string where_of(const std::string& key) const;
+
   int world_size() const;                 // sum of datacenter ranks
   int dc_of_rank(int world_rank) const;   // contiguous blocks in datacenter order
   int first_rank_of_dc(int dc) const;
 };
 
-// Loads, applies overrides ("a.b=value", value parsed as TOML), validates, and fills defaults.
-// Throws ConfigError on any problem.
+// Loads, applies overrides ("a.b=value", value parsed as TOML), checks syntax, types, ranges and
+// structure, and fills defaults. Throws ConfigError on any problem. Policy names, head splits
+// and memory are not checked here: use load_valid_config (validate/validate.hpp) for a run.
 Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
-
-// Memory estimate per rank (bytes) for parameters, gradients, Adam state and activations.
-struct MemoryEstimate {
-  double params_bytes, grads_bytes, adam_bytes, activations_bytes, total_bytes;
-};
-MemoryEstimate estimate_memory(const Config& cfg, int world_rank);
-long long parameter_count(const ModelConfig& m);  // per expert, unsharded
 
 // The per-rank memory limit in bytes: run.memory_limit_gb * 2^30, or MemTotal of this machine
 // when that is 0 (returns 0 when /proc/meminfo cannot be read: no limit is checked then).
@@ -172,9 +182,5 @@ void check_world_size(const Config& cfg, int actual_world_size);
 // where <key> names the config key that points at the file (e.g. "link.0.schedule").
 std::vector<ScheduleRow> read_schedule_csv(const std::string& path,
                                            const std::string& key = "schedule");
-
-// The policy names [control] accepts for a slot ("forecaster", "balancer", "path_selector",
-// "sync_planner", "overlap"); empty for an unknown slot. Add a name here when a policy lands.
-const std::vector<std::string>& known_policy_names(const std::string& slot);
 
 }  // namespace strait

@@ -2,7 +2,10 @@
 // Every problem becomes one line "<file>:<line>: <key>: <what was wrong>; expected <what is
 // allowed>"; all problems found are reported together (one per line) in one ConfigError.
 // Overrides are applied to the parsed table before any check, so they meet the same rules;
-// nodes they placed are reported as "--set:0". docs/config.md is the reference for the keys.
+// nodes they placed are reported as "--set:0". Only what config/ alone can judge is checked
+// here; policy names, splits against the model's heads and the memory estimate need the layers
+// above and are checked by validate/ (load_valid_config), which finds its lines through
+// Config::where. docs/config.md is the reference for the keys.
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -16,6 +19,7 @@
 #include <tuple>
 
 #include "config/config.hpp"
+#include "config/messages.hpp"
 
 namespace strait {
 namespace {
@@ -67,42 +71,15 @@ std::string join_path(const std::string& a, const std::string& b) {
   return a.empty() ? b : a + "." + b;
 }
 
-std::string join_list(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
-  return s;
-}
-
-std::string num(double x) {
-  std::ostringstream ss;
-  ss << x;
-  return ss.str();
-}
-
-std::string num_list(const std::vector<double>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + num(v[i]);
-  return s + "]";
-}
-
-std::string q(const std::string& s) { return "\"" + s + "\""; }
-
-// "1 rank", "3 ranks".
-std::string count(long long n, const std::string& noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
-
-// Gibibytes with 3 significant digits.
-std::string gib(double bytes) {
-  std::ostringstream ss;
-  ss.precision(3);
-  ss << bytes / 1073741824.0 << " GiB";
-  return ss.str();
-}
+using msg::count;
+using msg::join;
+using msg::num;
+using msg::num_list;
+using msg::quote;
 
 std::string type_phrase(const toml::node& n) {
   switch (n.type()) {
-    case toml::node_type::string: return "a string (" + q(**n.as_string()) + ")";
+    case toml::node_type::string: return "a string (" + quote(**n.as_string()) + ")";
     case toml::node_type::integer: return "an integer (" + std::to_string(**n.as_integer()) + ")";
     case toml::node_type::floating_point: return "a float (" + num(**n.as_floating_point()) + ")";
     case toml::node_type::boolean: return std::string("a boolean (") +
@@ -140,14 +117,14 @@ class Checker {
   }
   void fail_at(const std::string& where, const std::string& key, const std::string& what,
                const std::string& expected) {
-    errors_.push_back(where + ": " + key + ": " + what + "; expected " + expected);
+    errors_.push_back(msg::line(where, key, what, expected));
   }
   // An error already formatted as "<where>: <key>: <what>; expected <what>" (e.g. from a CSV).
   void fail_line(const std::string& line) { errors_.push_back(line); }
   size_t count() const { return errors_.size(); }
   void throw_if_any() const {
     if (errors_.empty()) return;
-    throw ConfigError(join_list(errors_, "\n"));
+    throw ConfigError(join(errors_, "\n"));
   }
 
  private:
@@ -307,7 +284,7 @@ void check_structure(Checker& c, const toml::table& t, const std::string& spath,
       const bool tableish = v.is_table() || v.is_array_of_tables();
       const std::string what = tableish ? "unknown table" : "unknown key";
       const std::string where = spath.empty() ? "the tables " : "the keys of [" + spath + "]: ";
-      c.fail(&v, path, what, "one of " + where + join_list(keys));
+      c.fail(&v, path, what, "one of " + where + join(keys));
       continue;
     }
     const std::string sub = join_path(spath, key);
@@ -356,7 +333,7 @@ toml::table parse_value(const std::string& text, bool string_only) {
 void apply_override(Checker& c, toml::table& root, const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos) {
-    c.fail_at("--set:0", q(text), "no '=' in the override", "key=value, e.g. train.steps=5");
+    c.fail_at("--set:0", quote(text), "no '=' in the override", "key=value, e.g. train.steps=5");
     return;
   }
   const std::string key = trim(text.substr(0, eq));
@@ -370,7 +347,7 @@ void apply_override(Checker& c, toml::table& root, const std::string& text) {
   }
   const std::string expected_key = "a dotted key such as train.steps or datacenter.0.ranks";
   if (parts.empty() || std::count(parts.begin(), parts.end(), "")) {
-    c.fail_at("--set:0", q(key), "malformed key", expected_key);
+    c.fail_at("--set:0", quote(key), "malformed key", expected_key);
     return;
   }
   toml::table* tbl = &root;
@@ -379,8 +356,8 @@ void apply_override(Checker& c, toml::table& root, const std::string& text) {
     const std::string& p = parts[i];
     const auto& keys = schema().at(spath);
     if (std::find(keys.begin(), keys.end(), p) == keys.end()) {
-      c.fail_at("--set:0", key, "unknown key " + q(p) + (spath.empty() ? "" : " in [" + spath + "]"),
-                "one of " + join_list(keys));
+      c.fail_at("--set:0", key, "unknown key " + quote(p) + (spath.empty() ? "" : " in [" + spath + "]"),
+                "one of " + join(keys));
       return;
     }
     const std::string sub = join_path(spath, p);
@@ -397,7 +374,7 @@ void apply_override(Checker& c, toml::table& root, const std::string& text) {
     }
     if (last) {
       c.fail_at("--set:0", key, "names a table, not a key", "one of its keys: " +
-                join_list(schema().at(sub)));
+                join(schema().at(sub)));
       return;
     }
     if (kArraysOfTables.count(sub)) {
@@ -408,7 +385,7 @@ void apply_override(Checker& c, toml::table& root, const std::string& text) {
       const unsigned long long k = std::strtoull(idx.c_str(), &end, 10);
       if (idx.empty() || *end || !std::isdigit(static_cast<unsigned char>(idx[0])) || k >= n ||
           !a->get(k)->is_table()) {
-        c.fail_at("--set:0", key, q(idx) + " is not an index of the " + std::to_string(n) +
+        c.fail_at("--set:0", key, quote(idx) + " is not an index of the " + std::to_string(n) +
                   " [[" + sub + "]] entries in the file", n ? "an index from 0 to " +
                   std::to_string(n - 1) : "an entry in the file to override");
         return;
@@ -417,7 +394,7 @@ void apply_override(Checker& c, toml::table& root, const std::string& text) {
       ++i;
       if (i + 1 == parts.size()) {
         c.fail_at("--set:0", key, "names a table, not a key", "one of its keys: " +
-                  join_list(schema().at(sub)));
+                  join(schema().at(sub)));
         return;
       }
     } else {
@@ -447,54 +424,35 @@ std::string corpus_problem(const std::string& path) {
   std::error_code ec;
   const fs::path p(path);
   const auto st = fs::status(p, ec);
-  if (ec || !fs::exists(st)) return q(path) + " does not exist";
+  if (ec || !fs::exists(st)) return quote(path) + " does not exist";
   if (fs::is_regular_file(st)) {
-    if (fs::file_size(p, ec) == 0) return q(path) + " is empty";
-    return corpus_file_ok(p) ? "" : q(path) + " cannot be read";
+    if (fs::file_size(p, ec) == 0) return quote(path) + " is empty";
+    return corpus_file_ok(p) ? "" : quote(path) + " cannot be read";
   }
-  if (!fs::is_directory(st)) return q(path) + " is neither a file nor a folder";
+  if (!fs::is_directory(st)) return quote(path) + " is neither a file nor a folder";
   fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec);
-  if (ec) return q(path) + " cannot be listed (" + ec.message() + ")";
+  if (ec) return quote(path) + " cannot be listed (" + ec.message() + ")";
   for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) break;
     if (corpus_file_ok(it->path())) return "";
   }
-  return "the folder " + q(path) + " holds no readable non-empty regular file";
-}
-
-void check_head_split(Checker& c, const ModelConfig& m, const std::vector<double>& split,
-                      bool even, const std::string& dc, const toml::node* at,
-                      const std::string& key) {
-  std::vector<double> heads;
-  bool ok = true;
-  for (double f : split) {
-    const double h = f * m.heads;
-    heads.push_back(h);
-    if (std::fabs(h - std::round(h)) > kSumTolerance || std::round(h) < 1) ok = false;
-  }
-  if (ok) return;
-  std::string hs;
-  for (size_t i = 0; i < heads.size(); ++i) hs += (i ? ", " : "") + num(heads[i]);
-  c.fail(at, key, std::to_string(m.heads) + " heads cannot be split as " + num_list(split) +
-                      (even ? " (even)" : "") + " in datacenter " + q(dc) + " (" + hs +
-                      " heads)",
-         "fractions that give each rank a whole number >= 1 of heads");
+  return "the folder " + quote(path) + " holds no readable non-empty regular file";
 }
 
 void read_run(Checker& c, const toml::table* t, Config& cfg) {
   if (read_string(c, t, "name", "run.name", cfg.run_name) == Got::ok &&
       !matches_charset(cfg.run_name, "_.-"))
-    c.fail(child(t, "name"), "run.name", q(cfg.run_name) + " is not a valid name",
+    c.fail(child(t, "name"), "run.name", quote(cfg.run_name) + " is not a valid name",
            "letters, digits, '_', '.' and '-' only (at least one)");
   read_string(c, t, "out_dir", "run.out_dir", cfg.out_dir);
   if (cfg.out_dir.empty()) c.fail(child(t, "out_dir"), "run.out_dir", "empty", "a folder path");
   if (read_string(c, t, "backend", "run.backend", cfg.backend) == Got::ok &&
       cfg.backend != "cpu" && cfg.backend != "cuda" && cfg.backend != "auto")
-    c.fail(child(t, "backend"), "run.backend", "unknown backend " + q(cfg.backend),
+    c.fail(child(t, "backend"), "run.backend", "unknown backend " + quote(cfg.backend),
            "one of cpu, cuda, auto");
   if (read_string(c, t, "gpu_math", "run.gpu_math", cfg.gpu_math) == Got::ok &&
       cfg.gpu_math != "tf32" && cfg.gpu_math != "bf16" && cfg.gpu_math != "fp32")
-    c.fail(child(t, "gpu_math"), "run.gpu_math", "unknown GPU matmul math " + q(cfg.gpu_math),
+    c.fail(child(t, "gpu_math"), "run.gpu_math", "unknown GPU matmul math " + quote(cfg.gpu_math),
            "one of tf32, bf16, fp32");
   read_number(c, t, "memory_limit_gb", "run.memory_limit_gb", cfg.memory_limit_gb,
               [](double x) { return x >= 0; }, "a number >= 0 (GiB per rank; 0 = MemTotal)");
@@ -522,9 +480,9 @@ bool read_datacenters(Checker& c, const toml::table& root, Config& cfg) {
     const std::string name_rule = "letters, digits, '_' and '-' only, unique among datacenters";
     if (read_string(c, t, "name", p + ".name", dc.name, name_rule) == Got::ok) {
       if (!matches_charset(dc.name, "_-"))
-        c.fail(child(t, "name"), p + ".name", q(dc.name) + " is not a valid name", name_rule);
+        c.fail(child(t, "name"), p + ".name", quote(dc.name) + " is not a valid name", name_rule);
       else if (!names.insert(dc.name).second)
-        c.fail(child(t, "name"), p + ".name", "datacenter " + q(dc.name) + " is defined twice",
+        c.fail(child(t, "name"), p + ".name", "datacenter " + quote(dc.name) + " is defined twice",
                name_rule);
     }
     require(c, t, "ranks", p + ".ranks", "an integer >= 1");
@@ -532,7 +490,7 @@ bool read_datacenters(Checker& c, const toml::table& root, Config& cfg) {
       cfg.datacenters.push_back(dc);
       continue;
     }
-    const std::string whose = "rank of datacenter " + q(dc.name) + " (" +
+    const std::string whose = "rank of datacenter " + quote(dc.name) + " (" +
                               count(dc.ranks, "rank") + ")";
     dc.speed.assign(dc.ranks, 1.0);
     if (const toml::node* s = child(t, "speed")) {
@@ -579,7 +537,7 @@ void read_network(Checker& c, const toml::table* net, NetworkConfig& nw) {
   if (read_string(c, net, "shaper", "network.shaper", nw.shaper, "one of software, none") ==
           Got::ok &&
       nw.shaper != "software" && nw.shaper != "none")
-    c.fail(child(net, "shaper"), "network.shaper", "unknown shaper " + q(nw.shaper),
+    c.fail(child(net, "shaper"), "network.shaper", "unknown shaper " + quote(nw.shaper),
            "one of software, none");
   read_number(c, net, "time_scale", "network.time_scale", nw.time_scale,
               [](double x) { return x > 0; },
@@ -638,7 +596,7 @@ void read_link_schedule(Checker& c, const toml::table* t, const std::string& p,
   for (const char* k : markov_keys)
     if (child(t, k)) { kinds.push_back("markov_*"); break; }
   if (kinds.size() > 1) {
-    c.fail(t, p, "both " + join_list(kinds, " and ") + " keys are set",
+    c.fail(t, p, "both " + join(kinds, " and ") + " keys are set",
            "at most one schedule kind per link: schedule, step_* or markov_*");
     return;
   }
@@ -660,7 +618,7 @@ void read_link_schedule(Checker& c, const toml::table* t, const std::string& p,
     std::error_code ec;
     if (!fs::is_regular_file(full, ec)) {
       c.fail(n, p + ".schedule",
-             q(rel) + (full.string() != rel ? " (" + full.string() + ")" : "") +
+             quote(rel) + (full.string() != rel ? " (" + full.string() + ")" : "") +
                  (fs::exists(full, ec) ? " is not a regular file" : " does not exist"),
              expected);
       return;
@@ -780,7 +738,7 @@ void read_links(Checker& c, const toml::table& root, Config& cfg) {
   const toml::array* a = n ? n->as_array() : nullptr;
   std::vector<std::string> names;
   for (const auto& dc : cfg.datacenters) names.push_back(dc.name);
-  const std::string known = "the name of a datacenter (" + join_list(names) + ")";
+  const std::string known = "the name of a datacenter (" + join(names) + ")";
   for (size_t i = 0; a && i < a->size(); ++i) {
     const toml::table* t = a->get(i)->as_table();
     if (!t) break;
@@ -791,9 +749,9 @@ void read_links(Checker& c, const toml::table& root, Config& cfg) {
     require(c, t, "to", p + ".to", known);
     if (read_string(c, t, "from", p + ".from", from, known) == Got::ok &&
         (fi = index_of(from)) < 0)
-      c.fail(child(t, "from"), p + ".from", "unknown datacenter " + q(from), known);
+      c.fail(child(t, "from"), p + ".from", "unknown datacenter " + quote(from), known);
     if (read_string(c, t, "to", p + ".to", to, known) == Got::ok && (ti = index_of(to)) < 0)
-      c.fail(child(t, "to"), p + ".to", "unknown datacenter " + q(to), known);
+      c.fail(child(t, "to"), p + ".to", "unknown datacenter " + quote(to), known);
     LinkConfig link = make(from, to);
     read_number(c, t, "capacity_gbps", p + ".capacity_gbps", link.capacity_gbps,
                 [](double x) { return x > 0; }, "a number > 0 (Gbit/s)");
@@ -804,13 +762,13 @@ void read_links(Checker& c, const toml::table& root, Config& cfg) {
     read_link_schedule(c, t, p, config_dir, link);
     if (fi < 0 || ti < 0) continue;
     if (fi == ti) {
-      c.fail(child(t, "to"), p + ".to", "a link from " + q(from) + " to itself",
+      c.fail(child(t, "to"), p + ".to", "a link from " + quote(from) + " to itself",
              "two different datacenters");
       continue;
     }
     const size_t k = static_cast<size_t>(fi) * N + static_cast<size_t>(ti);
     if (seen[k]) {
-      c.fail(t, p, "duplicate link " + q(from) + " -> " + q(to) + " (first at " +
+      c.fail(t, p, "duplicate link " + quote(from) + " -> " + quote(to) + " (first at " +
                        c.where(seen[k]) + ")",
              "each ordered (from, to) pair at most once");
       continue;
@@ -823,8 +781,8 @@ void read_links(Checker& c, const toml::table& root, Config& cfg) {
     for (size_t i = 0; i < N; ++i)
       for (size_t j = 0; j < N; ++j)
         if (i != j && !seen[i * N + j])
-          c.fail(fm, "link", "no [[link]] from " + q(cfg.datacenters[i].name) + " to " +
-                                 q(cfg.datacenters[j].name),
+          c.fail(fm, "link", "no [[link]] from " + quote(cfg.datacenters[i].name) + " to " +
+                                 quote(cfg.datacenters[j].name),
                  "a [[link]] for every ordered pair of distinct datacenters when "
                  "network.full_mesh = false");
   }
@@ -834,10 +792,8 @@ void read_links(Checker& c, const toml::table& root, Config& cfg) {
       if (i != j) cfg.links.push_back(grid[i * N + j]);
 }
 
-// Returns false when the model is unusable for the checks that depend on it.
-bool read_model(Checker& c, const toml::table* t, Config& cfg) {
+void read_model(Checker& c, const toml::table* t, Config& cfg) {
   ModelConfig& m = cfg.model;
-  const size_t before = c.count();
   read_int(c, t, "layers", "model.layers", 1, INT_MAX, m.layers);
   read_int(c, t, "d_model", "model.d_model", 1, INT_MAX, m.d_model);
   const bool heads_ok = read_int(c, t, "heads", "model.heads", 1, INT_MAX, m.heads) != Got::bad;
@@ -852,7 +808,6 @@ bool read_model(Checker& c, const toml::table* t, Config& cfg) {
            "d_model " + std::to_string(m.d_model) + " is not divisible by " +
                std::to_string(m.heads) + " heads",
            "a number of heads that divides d_model");
-  return c.count() == before;
 }
 
 // Returns whether train.steps is usable (the resplit checks need it).
@@ -899,7 +854,7 @@ bool read_train(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok) {
     const double seqs = tr.batch_shares[d] * tr.global_batch;
     if (seqs < 1 - kSumTolerance)
       c.fail(bs ? bs : t, "train.batch_shares",
-             "datacenter " + q(cfg.datacenters[d].name) + " gets " +
+             "datacenter " + quote(cfg.datacenters[d].name) + " gets " +
                  num(tr.batch_shares[d]) + " x " + std::to_string(tr.global_batch) + " = " +
                  num(seqs) + " sequences",
              "shares that give every datacenter at least 1 sequence of the global batch");
@@ -918,7 +873,7 @@ const toml::array* scripted_entries(Checker& c, const toml::table* t, const std:
     const std::string entry = "[[control." + key + "]]";
     c.fail(n, "control." + key,
            std::to_string(a->size()) + " " + entry + (a->size() == 1 ? " entry" : " entries") +
-               " with " + slot + " " + q(policy),
+               " with " + slot + " " + quote(policy),
            std::string("control.") + slot + " = \"scheduled\", or no " + entry + " entries");
     return nullptr;
   }
@@ -947,11 +902,11 @@ int dc_index(const Config& cfg, const std::string& name) {
 std::string dc_names_phrase(const Config& cfg) {
   std::vector<std::string> names;
   for (const auto& dc : cfg.datacenters) names.push_back(dc.name);
-  return "the name of a datacenter (" + join_list(names) + ")";
+  return "the name of a datacenter (" + join(names) + ")";
 }
 
-void read_resplits(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bool model_ok,
-                   bool steps_ok) {
+// Whether each split gives whole heads is checked one layer up (validate/, by model/'s rule).
+void read_resplits(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bool steps_ok) {
   ControlConfig& ct = cfg.control;
   const toml::array* a = scripted_entries(c, t, "resplit", "balancer", ct.balancer);
   if (!a) return;
@@ -960,6 +915,7 @@ void read_resplits(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, b
     const toml::table* e = a->get(i)->as_table();
     const std::string p = "control.resplit." + std::to_string(i);
     ResplitEvent ev;
+    ev.entry = static_cast<int>(i);
     require(c, e, "datacenter", p + ".datacenter", "a datacenter name");
     require(c, e, "split", p + ".split", "split fractions");
     const Got step_got = read_event_step(c, e, p, cfg, steps_ok, ev.step);
@@ -967,21 +923,19 @@ void read_resplits(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, b
       continue;
     const int d = dc_index(cfg, ev.datacenter);
     if (d < 0) {
-      c.fail(child(e, "datacenter"), p + ".datacenter", "unknown datacenter " + q(ev.datacenter),
+      c.fail(child(e, "datacenter"), p + ".datacenter", "unknown datacenter " + quote(ev.datacenter),
              dc_names_phrase(cfg));
       continue;
     }
     const DatacenterConfig& dc = cfg.datacenters[d];
     bool even = false;
-    const std::string whose = "rank of datacenter " + q(dc.name) + " (" +
+    const std::string whose = "rank of datacenter " + quote(dc.name) + " (" +
                               count(dc.ranks, "rank") + ")";
     if (read_fractions(c, child(e, "split"), p + ".split", false, dc.ranks, whose, ev.split,
                        even) != Got::ok)
       continue;
-    if (model_ok)
-      check_head_split(c, cfg.model, ev.split, false, dc.name, child(e, "split"), p + ".split");
     if (step_got == Got::ok && !seen.insert({ev.step, ev.datacenter}).second)
-      c.fail(e, p, "datacenter " + q(ev.datacenter) + " is re-split twice at step " +
+      c.fail(e, p, "datacenter " + quote(ev.datacenter) + " is re-split twice at step " +
                        std::to_string(ev.step),
              "at most one [[control.resplit]] per datacenter and step");
     ct.resplits.push_back(ev);
@@ -1000,6 +954,7 @@ void read_reroutes(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, b
     const toml::table* e = a->get(i)->as_table();
     const std::string p = "control.reroute." + std::to_string(i);
     RerouteEvent ev;
+    ev.entry = static_cast<int>(i);
     require(c, e, "from", p + ".from", known);
     require(c, e, "to", p + ".to", known);
     const Got step_got = read_event_step(c, e, p, cfg, steps_ok, ev.step);
@@ -1028,11 +983,11 @@ void read_reroutes(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, b
     }
     if (!from_ok || !to_ok || !via_ok || !dcs_ok) continue;
     const int fi = dc_index(cfg, ev.from), ti = dc_index(cfg, ev.to);
-    if (fi < 0) c.fail(child(e, "from"), p + ".from", "unknown datacenter " + q(ev.from), known);
-    if (ti < 0) c.fail(child(e, "to"), p + ".to", "unknown datacenter " + q(ev.to), known);
+    if (fi < 0) c.fail(child(e, "from"), p + ".from", "unknown datacenter " + quote(ev.from), known);
+    if (ti < 0) c.fail(child(e, "to"), p + ".to", "unknown datacenter " + quote(ev.to), known);
     if (fi < 0 || ti < 0) continue;
     if (fi == ti) {
-      c.fail(child(e, "to"), p + ".to", "a path from " + q(ev.from) + " to itself",
+      c.fail(child(e, "to"), p + ".to", "a path from " + quote(ev.from) + " to itself",
              "two different datacenters");
       continue;
     }
@@ -1043,7 +998,7 @@ void read_reroutes(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, b
       if (vi < 0 || vi == fi || vi == ti ||
           std::find(path.begin(), path.end(), vi) != path.end()) {
         c.fail(child(e, "via"), p + ".via",
-               vi < 0 ? "unknown datacenter " + q(v) : q(v) + " is an end of the path or repeated",
+               vi < 0 ? "unknown datacenter " + quote(v) : quote(v) + " is an end of the path or repeated",
                via_rule);
         ok = false;
         break;
@@ -1053,7 +1008,7 @@ void read_reroutes(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, b
     if (!ok) continue;
     path.push_back(ti);
     if (step_got == Got::ok && !seen.insert({ev.step, ev.from, ev.to}).second)
-      c.fail(e, p, "the path " + q(ev.from) + " -> " + q(ev.to) + " is rerouted twice at step " +
+      c.fail(e, p, "the path " + quote(ev.from) + " -> " + quote(ev.to) + " is rerouted twice at step " +
                        std::to_string(ev.step),
              "at most one [[control.reroute]] per (from, to) and step");
     ct.reroutes.push_back(ev);
@@ -1075,6 +1030,7 @@ void read_switches(Checker& c, const toml::table* t, Config& cfg, bool steps_ok)
     if (!e) return;  // check_structure reported it
     const std::string p = "control.switch." + std::to_string(i);
     SwitchEvent ev;
+    ev.entry = static_cast<int>(i);
     require(c, e, "slot", p + ".slot", slot_rule);
     require(c, e, "policy", p + ".policy", "a policy name of that slot");
     const Got step_got = read_event_step(c, e, p, cfg, steps_ok, ev.step);
@@ -1083,12 +1039,12 @@ void read_switches(Checker& c, const toml::table* t, Config& cfg, bool steps_ok)
                                      : ev.slot == "overlap"    ? &ct.overlap
                                                                : nullptr;
     if (!slot_policy) {
-      c.fail(child(e, "slot"), p + ".slot", "unknown slot " + q(ev.slot), slot_rule);
+      c.fail(child(e, "slot"), p + ".slot", "unknown slot " + quote(ev.slot), slot_rule);
       continue;
     }
     if (*slot_policy != "scheduled") {
       c.fail(child(e, "slot"), p + ".slot",
-             "control." + ev.slot + " is " + q(*slot_policy) + ", not \"scheduled\"",
+             "control." + ev.slot + " is " + quote(*slot_policy) + ", not \"scheduled\"",
              "control." + ev.slot + " = \"scheduled\" for [[control.switch]] entries of that slot");
       continue;
     }
@@ -1109,49 +1065,38 @@ void read_switches(Checker& c, const toml::table* t, Config& cfg, bool steps_ok)
 
 // The policy names themselves are checked against the registries one layer up
 // (validate/validate.cpp); here only their type and the scripted entries.
-void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bool model_ok,
-                  bool steps_ok) {
+void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bool steps_ok) {
   ControlConfig& ct = cfg.control;
   const std::pair<const char*, std::string*> slots[] = {
       {"forecaster", &ct.forecaster},       {"balancer", &ct.balancer},
       {"path_selector", &ct.path_selector}, {"sync_planner", &ct.sync_planner},
       {"overlap", &ct.overlap}};
-  for (const auto& [slot, dst] : slots) {
-    const auto& names = known_policy_names(slot);
-    const std::string path = std::string("control.") + slot;
-    const std::string expected = "one of " + join_list(names);
-    if (read_string(c, t, slot, path, *dst, expected) == Got::ok &&
-        std::find(names.begin(), names.end(), *dst) == names.end())
-      c.fail(child(t, slot), path, "unknown policy " + q(*dst), expected);
-  }
-  read_resplits(c, t, cfg, dcs_ok, model_ok, steps_ok);
+  for (const auto& [slot, dst] : slots)
+    read_string(c, t, slot, std::string("control.") + slot, *dst,
+                "a string: the name of a registered policy (docs/config.md, [control])");
+  read_resplits(c, t, cfg, dcs_ok, steps_ok);
   read_reroutes(c, t, cfg, dcs_ok, steps_ok);
   read_switches(c, t, cfg, steps_ok);
 }
 
-void check_memory(Checker& c, const toml::table* model_table, const Config& cfg) {
-  // The estimate is what the CPU backend holds in host memory. With run.backend = "cuda" the
-  // parameters, Adam state and activations live on the GPU (a cudaMalloc that does not fit
-  // aborts the job naming the call), and the host only stages copies; a host-side estimate
-  // would refuse GPU runs for the wrong memory. "auto" keeps the check.
-  if (cfg.backend == "cuda") return;
-  const double limit = memory_limit_bytes(cfg);
-  if (limit <= 0) return;
-  int worst = -1;
-  double worst_bytes = 0;
-  for (int r = 0; r < cfg.world_size(); ++r) {
-    const double b = estimate_memory(cfg, r).total_bytes;
-    if (b > worst_bytes) worst_bytes = b, worst = r;
+// Config::where: the place of every table, array entry and value of the parsed document (after
+// the overrides), so the checks one layer up can point at the same lines as the ones here.
+void record_sources(const Checker& c, const toml::table& t, const std::string& path,
+                    std::map<std::string, std::string>& where) {
+  for (auto&& [k, v] : t) {
+    const std::string p = join_path(path, std::string(k.str()));
+    where[p] = c.where(&v);
+    if (const toml::table* sub = v.as_table()) {
+      record_sources(c, *sub, p, where);
+    } else if (v.is_array_of_tables()) {
+      const toml::array& a = *v.as_array();
+      for (size_t i = 0; i < a.size(); ++i) {
+        const std::string e = p + "." + std::to_string(i);
+        where[e] = c.where(a.get(i));
+        record_sources(c, *a.get(i)->as_table(), e, where);
+      }
+    }
   }
-  if (worst < 0 || worst_bytes <= limit) return;
-  const std::string lim = cfg.memory_limit_gb > 0 ? "run.memory_limit_gb" : "MemTotal";
-  c.fail(model_table, "model",
-         "rank " + std::to_string(worst) + " (datacenter " +
-             q(cfg.datacenters[cfg.dc_of_rank(worst)].name) + ") needs about " +
-             gib(worst_bytes) + " for parameters, gradients, Adam state and activations, " +
-             "above the limit of " + gib(limit) + " (" + lim + ")",
-         "at most " + gib(limit) + " per rank: a smaller model or batch, or a higher "
-         "run.memory_limit_gb");
 }
 
 }  // namespace
@@ -1186,13 +1131,13 @@ std::vector<ScheduleRow> read_schedule_csv(const std::string& path, const std::s
       if (t.back() == ',') fields.push_back("");
     }
     if (!have_header) {
-      if (join_list(fields, ",") != header)
-        fail(line, "the header is " + q(t), "the header line " + header);
+      if (join(fields, ",") != header)
+        fail(line, "the header is " + quote(t), "the header line " + header);
       have_header = true;
       continue;
     }
     if (fields.size() != 3)
-      fail(line, count(static_cast<long long>(fields.size()), "field") + " in " + q(t),
+      fail(line, count(static_cast<long long>(fields.size()), "field") + " in " + quote(t),
            "3 comma-separated numbers: " + header);
     static const char* const names[3] = {"time_s", "capacity_gbps", "latency_ms"};
     static const char* const units[3] = {"seconds", "Gbit/s", "milliseconds"};
@@ -1202,7 +1147,7 @@ std::vector<ScheduleRow> read_schedule_csv(const std::string& path, const std::s
       char* e = nullptr;
       v[k] = std::strtod(b, &e);
       if (fields[k].empty() || *e != '\0' || !std::isfinite(v[k]))
-        fail(line, std::string(names[k]) + " " + q(fields[k]) + " is not a number",
+        fail(line, std::string(names[k]) + " " + quote(fields[k]) + " is not a number",
              std::string("a finite number (") + units[k] + ")");
     }
     if (rows.empty() && v[0] != 0)
@@ -1258,39 +1203,17 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   cfg.source_text = text;
   if (!cfg.source_text.empty() && cfg.source_text.back() != '\n') cfg.source_text += '\n';
   for (const auto& ov : overrides) cfg.source_text += "# --set " + ov + "\n";
+  cfg.where[""] = path + ":0";  // the document as a whole: no line to point at
+  record_sources(c, root, "", cfg.where);
 
   read_run(c, child_table(&root, "run"), cfg);
   const bool dcs_ok = read_datacenters(c, root, cfg);
   read_network(c, child_table(&root, "network"), cfg.network);
   if (dcs_ok) read_links(c, root, cfg);
-  const toml::table* model = child_table(&root, "model");
-  const bool model_ok = read_model(c, model, cfg);
-  if (dcs_ok && model_ok) {
-    for (size_t i = 0; i < cfg.datacenters.size(); ++i) {
-      const DatacenterConfig& dc = cfg.datacenters[i];
-      const toml::table* dct = root.get("datacenter")->as_array()->get(i)->as_table();
-      const toml::node* at = child(model, "heads");
-      if (!at) at = child(dct, "split") ? child(dct, "split") : dct;
-      check_head_split(c, cfg.model, dc.split, dc.split_even, dc.name, at, "model.heads");
-      if (cfg.model.d_ff < dc.ranks)
-        c.fail(child(model, "d_ff") ? child(model, "d_ff") : model, "model.d_ff",
-               "d_ff " + std::to_string(cfg.model.d_ff) + " cannot give each of the " +
-                   count(dc.ranks, "rank") + " of datacenter " + q(dc.name) +
-                   " an MLP column",
-               "d_ff >= the ranks of every datacenter");
-    }
-    const double params = static_cast<double>(cfg.model.vocab + cfg.model.seq_len) *
-                              cfg.model.d_model +
-                          static_cast<double>(cfg.model.layers) *
-                              (4.0 * cfg.model.d_model * cfg.model.d_model +
-                               2.0 * cfg.model.d_model * cfg.model.d_ff);
-    if (params > 1e15)
-      c.fail(model, "model", "about " + num(params) + " parameters per expert",
-             "fewer than 1e15 parameters");
-  }
+  read_model(c, child_table(&root, "model"), cfg);
   const toml::table* train = child_table(&root, "train");
   const bool steps_ok = read_train(c, train, cfg, dcs_ok);
-  read_control(c, child_table(&root, "control"), cfg, dcs_ok, model_ok, steps_ok);
+  read_control(c, child_table(&root, "control"), cfg, dcs_ok, steps_ok);
 
   const toml::table* trace = child_table(&root, "trace");
   const toml::table* ckpt = child_table(&root, "checkpoint");
@@ -1302,7 +1225,6 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   if (cfg.checkpoint.path.empty())
     cfg.checkpoint.path = (fs::path(cfg.out_dir) / (cfg.run_name + ".ckpt.h5")).string();
 
-  if (c.count() == 0) check_memory(c, model ? model : &root, cfg);
   c.throw_if_any();
   return cfg;
 }

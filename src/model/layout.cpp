@@ -1,4 +1,5 @@
-// layout.cpp — tensor list, shard shapes, and full <-> shard copies.
+// layout.cpp — the tensor list, parameter count, shard shapes and split rule, and full <-> shard
+// copies.
 #include "model/layout.hpp"
 
 #include <algorithm>
@@ -17,6 +18,60 @@ size_t TensorDesc::full_size() const {
 }
 
 namespace {
+
+// One row of the model's tensor list: the Layout or LayerTensors field that indexes the tensor,
+// its name (a layer's without the "h<i>." prefix), its full shape and how it is sharded.
+template <class Owner>
+struct Row {
+  int Owner::*index;
+  const char* name;
+  std::vector<int64_t> shape;
+  ShardKind kind;
+};
+
+// The model's tensors in layout order: these, then every layer's, then the final layer norm.
+// This is the one list: make_layout places it and parameter_count sums it (per layer, so a deep
+// model is counted without being listed).
+std::vector<Row<Layout>> leading_rows(const ModelConfig& m) {
+  const int64_t C = m.d_model, V = m.vocab, T = m.seq_len;
+  return {{&Layout::wte, "wte", {V, C}, ShardKind::Replicated},
+          {&Layout::wpe, "wpe", {T, C}, ShardKind::Replicated}};
+}
+
+std::vector<Row<LayerTensors>> layer_rows(const ModelConfig& m) {
+  const int64_t C = m.d_model, F = m.d_ff;
+  using LT = LayerTensors;
+  return {{&LT::ln1_w, "ln1_w", {C}, ShardKind::Replicated},
+          {&LT::ln1_b, "ln1_b", {C}, ShardKind::Replicated},
+          {&LT::qkv_w, "qkv_w", {C, 3 * C}, ShardKind::QkvCols},
+          {&LT::qkv_b, "qkv_b", {3 * C}, ShardKind::QkvCols},
+          {&LT::proj_w, "proj_w", {C, C}, ShardKind::HeadRows},
+          {&LT::proj_b, "proj_b", {C}, ShardKind::Replicated},
+          {&LT::ln2_w, "ln2_w", {C}, ShardKind::Replicated},
+          {&LT::ln2_b, "ln2_b", {C}, ShardKind::Replicated},
+          {&LT::fc_w, "fc_w", {C, F}, ShardKind::FfCols},
+          {&LT::fc_b, "fc_b", {F}, ShardKind::FfCols},
+          {&LT::fcproj_w, "fcproj_w", {F, C}, ShardKind::FfRows},
+          {&LT::fcproj_b, "fcproj_b", {C}, ShardKind::Replicated}};
+}
+
+std::vector<Row<Layout>> trailing_rows(const ModelConfig& m) {
+  const int64_t C = m.d_model;
+  return {{&Layout::lnf_w, "lnf_w", {C}, ShardKind::Replicated},
+          {&Layout::lnf_b, "lnf_b", {C}, ShardKind::Replicated}};
+}
+
+// Full elements of some rows, counted in N (double: never overflows; long long: exact).
+template <class N, class Rows>
+N elements(const Rows& rows) {
+  N n = 0;
+  for (const auto& r : rows) {
+    N e = 1;
+    for (int64_t d : r.shape) e *= static_cast<N>(d);
+    n += e;
+  }
+  return n;
+}
 
 // Calls f(full_index, shard_index, count) for each contiguous run of a tensor's shard.
 template <typename F>
@@ -67,34 +122,21 @@ Layout make_layout(const ModelConfig& m, const ShardSpec& spec) {
   Layout l;
   l.model = m;
   l.spec = spec;
-  const int64_t C = m.d_model, F = m.d_ff, V = m.vocab, T = m.seq_len;
-  auto add = [&](const std::string& name, std::vector<int64_t> shape, ShardKind kind) {
-    l.tensors.push_back(TensorDesc{name, std::move(shape), kind, 0, 0});
+  auto add = [&](std::string name, const std::vector<int64_t>& shape, ShardKind kind) {
+    l.tensors.push_back(TensorDesc{std::move(name), shape, kind, 0, 0});
     return static_cast<int>(l.tensors.size() - 1);
   };
-  l.wte = add("wte", {V, C}, ShardKind::Replicated);
-  l.wpe = add("wpe", {T, C}, ShardKind::Replicated);
+  for (const auto& r : leading_rows(m)) l.*r.index = add(r.name, r.shape, r.kind);
+  const auto per_layer = layer_rows(m);
   for (int i = 0; i < m.layers; ++i) {
     std::string p = "h";  // built by appends: GCC 12 warns falsely (-Wrestrict) on "h" + string
     p += std::to_string(i);
     p += ".";
     LayerTensors lt{};
-    lt.ln1_w = add(p + "ln1_w", {C}, ShardKind::Replicated);
-    lt.ln1_b = add(p + "ln1_b", {C}, ShardKind::Replicated);
-    lt.qkv_w = add(p + "qkv_w", {C, 3 * C}, ShardKind::QkvCols);
-    lt.qkv_b = add(p + "qkv_b", {3 * C}, ShardKind::QkvCols);
-    lt.proj_w = add(p + "proj_w", {C, C}, ShardKind::HeadRows);
-    lt.proj_b = add(p + "proj_b", {C}, ShardKind::Replicated);
-    lt.ln2_w = add(p + "ln2_w", {C}, ShardKind::Replicated);
-    lt.ln2_b = add(p + "ln2_b", {C}, ShardKind::Replicated);
-    lt.fc_w = add(p + "fc_w", {C, F}, ShardKind::FfCols);
-    lt.fc_b = add(p + "fc_b", {F}, ShardKind::FfCols);
-    lt.fcproj_w = add(p + "fcproj_w", {F, C}, ShardKind::FfRows);
-    lt.fcproj_b = add(p + "fcproj_b", {C}, ShardKind::Replicated);
+    for (const auto& r : per_layer) lt.*r.index = add(p + r.name, r.shape, r.kind);
     l.layers.push_back(lt);
   }
-  l.lnf_w = add("lnf_w", {C}, ShardKind::Replicated);
-  l.lnf_b = add("lnf_b", {C}, ShardKind::Replicated);
+  for (const auto& r : trailing_rows(m)) l.*r.index = add(r.name, r.shape, r.kind);
   size_t off = 0, full = 0;
   for (auto& t : l.tensors) {
     t.offset = off;
@@ -105,6 +147,31 @@ Layout make_layout(const ModelConfig& m, const ShardSpec& spec) {
   l.shard_total = off;
   l.full_total = full;
   return l;
+}
+
+double parameter_count_as_double(const ModelConfig& m) {
+  return elements<double>(leading_rows(m)) + elements<double>(trailing_rows(m)) +
+         static_cast<double>(m.layers) * elements<double>(layer_rows(m));
+}
+
+long long parameter_count(const ModelConfig& m) {
+  STRAIT_CHECK(parameter_count_as_double(m) <= kMaxParametersPerExpert,
+               "parameter_count: the model is above kMaxParametersPerExpert");
+  return elements<long long>(leading_rows(m)) + elements<long long>(trailing_rows(m)) +
+         m.layers * elements<long long>(layer_rows(m));
+}
+
+SplitCheck check_split(const ModelConfig& m, const std::vector<double>& split) {
+  SplitCheck out;
+  out.whole_heads = !split.empty();
+  for (double f : split) {
+    const double h = f * m.heads;
+    out.heads.push_back(h);
+    if (!(std::fabs(h - std::round(h)) <= kWholeHeadTolerance && std::round(h) >= 1))
+      out.whole_heads = false;
+  }
+  out.enough_cols = m.d_ff >= static_cast<int>(split.size());
+  return out;
 }
 
 std::vector<ShardSpec> shard_specs(const ModelConfig& m, const std::vector<double>& split) {

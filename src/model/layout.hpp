@@ -53,9 +53,32 @@ struct Layout {
 
 Layout make_layout(const ModelConfig& m, const ShardSpec& spec);
 
+// Parameters per expert: the full elements of make_layout's tensor list (the LM head is tied to
+// wte). The double is exact below 2^53 and finite for any ModelConfig, so validation bounds a
+// model with it before anything counts or lists it; parameter_count requires that bound.
+constexpr double kMaxParametersPerExpert = 1e15;  // validation refuses larger models
+double parameter_count_as_double(const ModelConfig& m);
+long long parameter_count(const ModelConfig& m);  // aborts above kMaxParametersPerExpert
+
 // Divides heads and d_ff columns among the ranks of a DC in proportion to split (largest
-// remainder; every rank gets >= 1 head and >= 1 column). Aborts if that is impossible.
+// remainder, core/apportion.hpp; every rank gets >= 1 head and >= 1 column). Aborts if that is
+// impossible. This is the rule the run shards by; `strait validate` prints what it gives.
 std::vector<ShardSpec> shard_specs(const ModelConfig& m, const std::vector<double>& split);
+
+// The rule a configured split (a [[datacenter]] split or a [[control.resplit]]) must meet:
+// every rank gets a whole number >= 1 of heads (f·heads within kWholeHeadTolerance of an
+// integer) and >= 1 MLP column (d_ff >= ranks). It reports instead of aborting, so validation
+// can name the problem. A split that passes never makes shard_specs abort, and shard_specs
+// gives each rank the heads it asks for (largest remainder restores any rounding below half a
+// head; the split's 1e-6 sum tolerance stays below that for fewer than about 10^6 heads).
+constexpr double kWholeHeadTolerance = 1e-6;
+struct SplitCheck {
+  std::vector<double> heads;  // f·heads of each rank, as the split asks for them
+  bool whole_heads = true;    // every one a whole number >= 1
+  bool enough_cols = true;    // d_ff >= the number of ranks
+  bool ok() const { return whole_heads && enough_cols; }
+};
+SplitCheck check_split(const ModelConfig& m, const std::vector<double>& split);
 
 // Whole-model copies between the canonical full vector (tensors concatenated in layout order,
 // each row-major in its full shape) and a rank's shard buffer.

@@ -1,7 +1,9 @@
-// test_config.cpp — the configuration module: the shipped configs load, every kind of bad
-// config is rejected with "<file>:<line>: <key>: ...; expected ..." (a table of cases), --set
-// overrides go through the same checks, and the derived numbers (world size, rank map,
-// parameter count, memory estimate) match hand computations.
+// test_config.cpp — the configuration module and the validation above it: the shipped configs
+// load, every kind of bad config is rejected with "<file>:<line>: <key>: ...; expected ..." (a
+// table of cases, through load_valid_config: config/'s own checks and validate/'s), --set
+// overrides go through the same checks, the source map points at the right lines, scripted
+// [[control.*]] entries parse, and the derived numbers (world size, rank map, parameter count,
+// memory estimate) match hand computations.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,11 +16,16 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "control/policy.hpp"
+#include "model/layout.hpp"
+#include "model/memory.hpp"
+#include "validate/validate.hpp"
 
 namespace fs = std::filesystem;
 using strait::Config;
 using strait::ConfigError;
 using strait::load_config;
+using strait::load_valid_config;
 
 namespace {
 
@@ -118,9 +125,25 @@ struct BadCase {
   bool from_set = false;  // the error is located at "--set:0" instead of the file
 };
 
+// base() with a third datacenter "south" (1 rank).
+std::string three_dcs(const std::string& text = base()) {
+  return with("ranks = 2\nsplit = [0.5, 0.5]\n",
+              "ranks = 2\nsplit = [0.5, 0.5]\n\n[[datacenter]]\nname = \"south\"\nranks = 1\n", text);
+}
+
+// base() with these [control] policies next to balancer = "static" (e.g. the "scheduled" ones
+// that [[control.reroute]] and [[control.switch]] entries need).
+std::string with_policies(const std::string& lines, const std::string& text = base()) {
+  return with("balancer = \"static\"\n", "balancer = \"static\"\n" + lines, text);
+}
+
 std::vector<BadCase> bad_cases() {
   const std::string b = base();
   const std::string empty_dir = (scratch().dir() / "empty_folder").string();
+  const std::string rr = with_policies("path_selector = \"scheduled\"\n", three_dcs());
+  const std::string sw =
+      with_policies("sync_planner = \"scheduled\"\noverlap = \"scheduled\"\n");
+  const std::string east_west = "\n[[control.reroute]]\nstep = 5\nfrom = \"east\"\nto = \"west\"\n";
   return {
       {"unknown_key", with("seq_len = 16\n", "seq_len = 16\nseqlen = 3\n"), {}, "unknown key",
        "model.seqlen", "seqlen = 3"},
@@ -317,13 +340,97 @@ std::vector<BadCase> bad_cases() {
        true},
       {"set_value_rejected", b, {"model.layers=0"}, "out of range", "model.layers", "", true},
       {"syntax_error", with("layers = 2", "layers = "), {}, "TOML syntax error", "", "layers ="},
+      // Checks made above config/ (validate/) point at lines through Config::where.
+      {"heads_not_splittable_without_heads_key",
+       with("heads = 4\n", "", with("split = [0.5, 0.5]", "split = [0.7, 0.3]")), {},
+       "4 heads cannot be split as [0.7, 0.3] in datacenter \"west\"", "model.heads",
+       "split = [0.7, 0.3]"},
+      {"heads_not_splittable_by_set", b, {"datacenter.1.split=[0.7, 0.3]"},
+       "cannot be split as [0.7, 0.3]", "model.heads", "heads = 4"},
+      {"d_ff_below_ranks_line", with("d_ff = 64", "d_ff = 1"), {},
+       "d_ff 1 cannot give each of the 2 ranks of datacenter \"west\" an MLP column; expected "
+       "d_ff >= the ranks of every datacenter", "model.d_ff", "d_ff = 1"},
+      {"too_many_parameters",
+       with("layers = 2", "layers = 2000000", with("d_model = 32", "d_model = 65536")), {},
+       "parameters per expert; expected fewer than 1e15 parameters", "model", "[model]"},
+      {"resplit_heads_not_splittable_line",
+       with("balancer = \"static\"", "balancer = \"scheduled\"") +
+           "\n[[control.resplit]]\nstep = 9\ndatacenter = \"west\"\nsplit = [0.75, 0.25]\n"
+           "\n[[control.resplit]]\nstep = 5\ndatacenter = \"west\"\nsplit = [0.6, 0.4]\n",
+       {}, "4 heads cannot be split as [0.6, 0.4] in datacenter \"west\" (2.4, 1.6 heads)",
+       "control.resplit.1.split", "split = [0.6, 0.4]"},  // entry 1, though sorted first
+      {"unknown_forecaster", with_policies("forecaster = \"oracle\"\n"), {},
+       "unknown policy \"oracle\"; expected one of ", "control.forecaster", "forecaster ="},
+      {"unknown_policy_by_set", b, {"control.overlap=magic"}, "unknown policy \"magic\"",
+       "control.overlap", "", true},
+      {"policy_not_a_string", with_policies("sync_planner = 3\n"), {}, "got an integer (3)",
+       "control.sync_planner", "sync_planner = 3"},
+      // [[control.reroute]]: only with path_selector = "scheduled"; step 1..steps-1; known
+      // datacenters; via neither repeats nor holds an end; one entry per (from, to) and step.
+      {"reroute_without_scheduled", three_dcs() + east_west, {}, "path_selector = \"scheduled\"",
+       "control.reroute", ""},
+      {"reroute_step_zero", rr + with("step = 5", "step = 0", east_west), {},
+       "below train.steps", "control.reroute.0.step", "step = 0"},
+      {"reroute_step_too_late", rr + with("step = 5", "step = 20", east_west), {},
+       "an integer in [1, 19] (below train.steps = 20)", "control.reroute.0.step", "step = 20"},
+      {"reroute_missing_to", rr + "\n[[control.reroute]]\nstep = 5\nfrom = \"east\"\n", {},
+       "missing", "control.reroute.0.to", "[[control.reroute]]"},
+      {"reroute_unknown_datacenter", rr + with("to = \"west\"", "to = \"north\"", east_west), {},
+       "unknown datacenter \"north\"; expected the name of a datacenter (east, west, south)",
+       "control.reroute.0.to", "to = \"north\""},
+      {"reroute_to_itself", rr + with("to = \"west\"", "to = \"east\"", east_west), {},
+       "a path from \"east\" to itself", "control.reroute.0.to", ""},
+      {"reroute_via_an_end", rr + east_west + "via = [\"south\", \"west\"]\n", {},
+       "\"west\" is an end of the path or repeated", "control.reroute.0.via", "via ="},
+      {"reroute_via_repeated",
+       with_policies("path_selector = \"scheduled\"\n",
+                     three_dcs(with("ranks = 1\n", "ranks = 1\n\n[[datacenter]]\nname = \"north\"\n"
+                                                   "ranks = 1\n"))) +
+           east_west + "via = [\"south\", \"north\", \"south\"]\n",
+       {}, "\"south\" is an end of the path or repeated", "control.reroute.0.via", "via ="},
+      {"reroute_via_unknown", rr + east_west + "via = [\"mars\"]\n", {},
+       "unknown datacenter \"mars\"", "control.reroute.0.via", "via ="},
+      {"reroute_via_not_strings", rr + east_west + "via = [1]\n", {},
+       "element 0 is an integer (1)", "control.reroute.0.via", "via ="},
+      {"reroute_twice", rr + east_west + east_west + "via = [\"south\"]\n", {},
+       "the path \"east\" -> \"west\" is rerouted twice at step 5", "control.reroute.1", ""},
+      // [[control.switch]]: slot sync_planner or overlap, whose policy is "scheduled"; step
+      // 1..steps-1; one per slot and step; the policy a registered name of the slot.
+      {"switch_without_scheduled",
+       b + "\n[[control.switch]]\nstep = 5\nslot = \"sync_planner\"\npolicy = \"hierarchical\"\n",
+       {}, "control.sync_planner is \"hierarchical\", not \"scheduled\"", "control.switch.0.slot",
+       "slot ="},
+      {"switch_unknown_slot",
+       sw + "\n[[control.switch]]\nstep = 5\nslot = \"balancer\"\npolicy = \"static\"\n", {},
+       "unknown slot \"balancer\"; expected \"sync_planner\" or \"overlap\"",
+       "control.switch.0.slot", "slot ="},
+      {"switch_to_scheduled",
+       sw + "\n[[control.switch]]\nstep = 5\nslot = \"overlap\"\npolicy = \"scheduled\"\n", {},
+       "\"scheduled\" cannot switch to itself", "control.switch.0.policy", "policy ="},
+      {"switch_step_too_late",
+       sw + "\n[[control.switch]]\nstep = 20\nslot = \"overlap\"\npolicy = \"sequential\"\n",
+       {}, "below train.steps", "control.switch.0.step", "step = 20"},
+      {"switch_missing_policy", sw + "\n[[control.switch]]\nstep = 5\nslot = \"overlap\"\n", {},
+       "missing", "control.switch.0.policy", "[[control.switch]]"},
+      {"switch_twice",
+       sw + "\n[[control.switch]]\nstep = 5\nslot = \"overlap\"\npolicy = \"sequential\"\n"
+            "\n[[control.switch]]\nstep = 5\nslot = \"overlap\"\npolicy = \"sequential\"\n",
+       {}, "control.overlap is switched twice at step 5", "control.switch.1", ""},
+      {"switch_unknown_policy",
+       sw + "\n[[control.switch]]\nstep = 5\nslot = \"sync_planner\"\npolicy = \"magic\"\n",
+       {}, "unknown policy \"magic\" for control.sync_planner; expected one of ",
+       "control.switch.0.policy", "policy = \"magic\""},
+      {"switch_to_another_slots_policy",
+       sw + "\n[[control.switch]]\nstep = 5\nslot = \"overlap\"\npolicy = \"hierarchical\"\n",
+       {}, "unknown policy \"hierarchical\" for control.overlap", "control.switch.0.policy",
+       "policy = \"hierarchical\""},
   };
 }
 
 }  // namespace
 
 TEST(Config, ShippedConfigsLoad) {
-  const Config d = load_config((source_dir() / "configs/default.toml").string());
+  const Config d = load_valid_config((source_dir() / "configs/default.toml").string());
   EXPECT_EQ(d.world_size(), 4);
   EXPECT_EQ(d.run_name, "default");
   ASSERT_EQ(d.datacenters.size(), 2u);
@@ -338,7 +445,7 @@ TEST(Config, ShippedConfigsLoad) {
   EXPECT_EQ(d.links[0].to, "west");
   EXPECT_DOUBLE_EQ(d.links[0].latency_ms, 20.0);
 
-  const Config t = load_config((source_dir() / "configs/tiny.toml").string());
+  const Config t = load_valid_config((source_dir() / "configs/tiny.toml").string());
   EXPECT_EQ(t.world_size(), 3);
   EXPECT_EQ(t.model.layers, 2);
   EXPECT_EQ(t.model.d_model, 32);
@@ -381,7 +488,7 @@ TEST(Config, BadConfigsAreRejectedWithFileLineAndKey) {
     const fs::path file = scratch().write(bc.name, bc.toml);
     std::string msg;
     try {
-      load_config(file.string(), bc.sets);
+      load_valid_config(file.string(), bc.sets);
       ADD_FAILURE() << "no ConfigError";
       continue;
     } catch (const ConfigError& e) {
@@ -446,6 +553,101 @@ TEST(Config, OverridesApplyAndAreValidated) {
   }
 }
 
+// Config::where holds the place of every table, entry and key; a key the file left out points
+// at its table, a value an override placed at "--set:0".
+TEST(Config, WhereLocatesEveryKey) {
+  const std::string text = base();
+  const fs::path file = scratch().write("where", text);
+  const Config c = load_config(file.string(), {"train.steps=7"});
+  const std::string f = file.string() + ":";
+  EXPECT_EQ(c.where_of("model.heads"), f + std::to_string(line_of(text, "heads = 4")));
+  EXPECT_EQ(c.where_of("model"), f + std::to_string(line_of(text, "[model]")));
+  const int west = line_of(text, "[[datacenter]]\nname = \"west\"");
+  EXPECT_EQ(c.where_of("datacenter.1"), f + std::to_string(west));
+  EXPECT_EQ(c.where_of("datacenter.1.split"), f + std::to_string(line_of(text, "split =")));
+  EXPECT_EQ(c.where_of("datacenter.1.speed"), f + std::to_string(west));  // absent: its table
+  EXPECT_EQ(c.where_of("link.0.to"), f + std::to_string(line_of(text, "to = \"west\"")));
+  EXPECT_EQ(c.where_of("model.d_ff.deeper"), c.where_of("model.d_ff"));
+  EXPECT_EQ(c.where_of("train.steps"), "--set:0");
+  EXPECT_EQ(c.where_of("trace.path"), c.where_of(""));  // no [trace] table at all
+  EXPECT_EQ(c.where_of(""), f + "0");
+  EXPECT_EQ(Config{}.where_of("model"), ":0");  // nothing loaded: no place to point at
+}
+
+// Scripted entries parse in config/ (their policies' names are validate/'s business), sorted by
+// step, each knowing its entry index in the file.
+TEST(Config, ScriptedReroutesAndSwitchesLoad) {
+  const std::string text =
+      with_policies("path_selector = \"scheduled\"\nsync_planner = \"scheduled\"\n"
+                    "overlap = \"scheduled\"\n",
+                    three_dcs()) +
+      "\n[[control.reroute]]\nstep = 9\nfrom = \"east\"\nto = \"west\"\n"
+      "\n[[control.reroute]]\nstep = 4\nfrom = \"west\"\nto = \"east\"\nvia = [\"south\"]\n"
+      "\n[[control.reroute]]\nstep = 9\nfrom = \"west\"\nto = \"east\"\nvia = []\n"
+      "\n[[control.switch]]\nstep = 12\nslot = \"overlap\"\npolicy = \"sequential\"\n"
+      "\n[[control.switch]]\nstep = 3\nslot = \"sync_planner\"\npolicy = \"hierarchical\"\n"
+      "\n[[control.switch]]\nstep = 12\nslot = \"sync_planner\"\npolicy = \"hierarchical\"\n";
+  const fs::path file = scratch().write("scripted", text);
+  const Config c = load_config(file.string());
+  const auto& rr = c.control.reroutes;
+  ASSERT_EQ(rr.size(), 3u);
+  EXPECT_EQ(rr[0].step, 4);
+  EXPECT_EQ(rr[0].entry, 1);
+  EXPECT_EQ(rr[0].from, "west");
+  EXPECT_EQ(rr[0].to, "east");
+  EXPECT_EQ(rr[0].via, (std::vector<std::string>{"south"}));
+  EXPECT_EQ(rr[1].step, 9);  // stable: the file's order within a step
+  EXPECT_EQ(rr[1].entry, 0);
+  EXPECT_TRUE(rr[1].via.empty());
+  EXPECT_EQ(rr[2].entry, 2);
+  EXPECT_TRUE(rr[2].via.empty());  // an empty via is the direct path
+  const auto& sw = c.control.switches;
+  ASSERT_EQ(sw.size(), 3u);
+  EXPECT_EQ(sw[0].step, 3);
+  EXPECT_EQ(sw[0].slot, "sync_planner");
+  EXPECT_EQ(sw[0].entry, 1);
+  EXPECT_EQ(sw[1].slot, "overlap");
+  EXPECT_EQ(sw[1].policy, "sequential");
+  EXPECT_EQ(sw[2].entry, 2);
+  const int third = line_of(text, "step = 12\nslot = \"sync_planner\"");  // entry 2's step
+  EXPECT_EQ(c.where_of("control.switch.2.policy"), file.string() + ":" + std::to_string(third + 2));
+}
+
+// A switch to a registered policy of its slot passes validation once the slot's "scheduled"
+// policy is registered (control/ is growing it); until then only control.sync_planner is wrong.
+TEST(Config, SwitchToARegisteredPolicyIsValid) {
+  const std::string text =
+      with_policies("sync_planner = \"scheduled\"\n") +
+      "\n[[control.switch]]\nstep = 5\nslot = \"sync_planner\"\npolicy = \"hierarchical\"\n";
+  const fs::path file = scratch().write("switch_ok", text);
+  const auto names = strait::policy_names("sync_planner");
+  if (std::find(names.begin(), names.end(), "scheduled") != names.end()) {
+    EXPECT_NO_THROW(load_valid_config(file.string()));
+    return;
+  }
+  try {
+    load_valid_config(file.string());
+    FAIL() << "sync_planner = \"scheduled\" accepted but not registered";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("control.sync_planner: unknown policy \"scheduled\""), std::string::npos)
+        << msg;
+    EXPECT_EQ(msg.find("control.switch"), std::string::npos) << msg;
+  }
+}
+
+// What ships must pass the whole validation, not only config/'s part.
+TEST(Config, EveryShippedConfigIsValid) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(source_dir() / "configs")) {
+    if (e.path().extension() != ".toml") continue;
+    SCOPED_TRACE(e.path().string());
+    EXPECT_NO_THROW(load_valid_config(e.path().string()));
+    ++n;
+  }
+  EXPECT_GE(n, 2);
+}
+
 TEST(Config, WorldSizeMismatch) {
   const std::string tiny = (source_dir() / "configs/tiny.toml").string();
   const Config c = load_config(tiny);
@@ -490,10 +692,11 @@ TEST(Config, MemoryEstimateOfTheTinyModel) {
 TEST(Config, MemoryCheckIsForTheCpuBackend) {
   const std::string big = with("seq_len = 16", "seq_len = 256",
                                with("memory_limit_gb = 4", "memory_limit_gb = 0.001"));
-  EXPECT_THROW(load_config(scratch().write("mem_cpu", big).string()), ConfigError);
-  EXPECT_THROW(load_config(scratch().write("mem_auto", big).string(), {"run.backend=auto"}),
+  EXPECT_THROW(load_valid_config(scratch().write("mem_cpu", big).string()), ConfigError);
+  EXPECT_THROW(load_valid_config(scratch().write("mem_auto", big).string(), {"run.backend=auto"}),
                ConfigError);
-  const Config c = load_config(scratch().write("mem_cuda", big).string(), {"run.backend=cuda"});
+  const Config c =
+      load_valid_config(scratch().write("mem_cuda", big).string(), {"run.backend=cuda"});
   EXPECT_EQ(c.backend, "cuda");
 }
 

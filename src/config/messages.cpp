@@ -1,0 +1,44 @@
+// messages.cpp — see messages.hpp.
+#include "config/messages.hpp"
+
+#include <sstream>
+
+namespace strait::msg {
+
+std::string line(const std::string& where, const std::string& key, const std::string& what,
+                 const std::string& expected) {
+  return where + ": " + key + ": " + what + "; expected " + expected;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
+std::string num(double x) {
+  std::ostringstream ss;
+  ss << x;
+  return ss.str();
+}
+
+std::string num_list(const std::vector<double>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + num(v[i]);
+  return s + "]";
+}
+
+std::string quote(const std::string& s) { return "\"" + s + "\""; }
+
+std::string count(long long n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+std::string gib(double bytes) {
+  std::ostringstream ss;
+  ss.precision(3);
+  ss << bytes / 1073741824.0 << " GiB";
+  return ss.str();
+}
+
+}  // namespace strait::msg

@@ -1,0 +1,158 @@
+// validate.cpp — see validate.hpp. The layer above config, model, sync and control: it may ask
+// any of them, none of them asks it.
+#include "validate/validate.hpp"
+
+#include <algorithm>
+
+#include "config/messages.hpp"
+#include "control/policy.hpp"
+#include "model/layout.hpp"
+#include "model/memory.hpp"
+
+namespace strait {
+namespace {
+
+using msg::count;
+using msg::join;
+using msg::num;
+using msg::num_list;
+using msg::quote;
+
+// Error lines, each located at the place load_config recorded for a key (or its table).
+class Errors {
+ public:
+  explicit Errors(const Config& cfg) : cfg_(cfg) {}
+  void add(const std::string& at, const std::string& key, const std::string& what,
+           const std::string& expected) {
+    lines_.push_back(msg::line(cfg_.where_of(at), key, what, expected));
+  }
+  bool any() const { return !lines_.empty(); }
+  void throw_if_any() const {
+    if (any()) throw ConfigError(join(lines_, "\n"));
+  }
+
+ private:
+  const Config& cfg_;
+  std::vector<std::string> lines_;
+};
+
+bool has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Every slot's policy is a registered name (src/control/registry.cpp).
+void check_policies(const Config& cfg, Errors& e) {
+  const ControlConfig& ct = cfg.control;
+  const std::pair<const char*, const std::string*> slots[] = {
+      {"forecaster", &ct.forecaster},       {"balancer", &ct.balancer},
+      {"path_selector", &ct.path_selector}, {"sync_planner", &ct.sync_planner},
+      {"overlap", &ct.overlap}};
+  for (const auto& [slot, name] : slots) {
+    const std::vector<std::string> names = policy_names(slot);
+    const std::string key = std::string("control.") + slot;
+    if (!has(names, *name))
+      e.add(key, key, "unknown policy " + quote(*name), "one of " + join(names));
+  }
+}
+
+// A [[control.switch]] hands its slot to another registered policy of that slot ("scheduled",
+// the one replaying the switches, is refused by load_config already).
+void check_switches(const Config& cfg, Errors& e) {
+  for (const SwitchEvent& s : cfg.control.switches) {
+    std::vector<std::string> names = policy_names(s.slot);
+    names.erase(std::remove(names.begin(), names.end(), "scheduled"), names.end());
+    if (has(names, s.policy)) continue;
+    const std::string key = "control.switch." + std::to_string(s.entry) + ".policy";
+    e.add(key, key, "unknown policy " + quote(s.policy) + " for control." + s.slot,
+          names.empty() ? "a policy of control." + s.slot + " other than \"scheduled\""
+                        : "one of " + join(names));
+  }
+}
+
+std::string head_split_problem(const ModelConfig& m, const SplitCheck& sc,
+                               const std::vector<double>& split, bool even,
+                               const std::string& dc) {
+  std::vector<std::string> heads;
+  for (double h : sc.heads) heads.push_back(num(h));
+  return std::to_string(m.heads) + " heads cannot be split as " + num_list(split) +
+         (even ? " (even)" : "") + " in datacenter " + quote(dc) + " (" + join(heads) +
+         " heads)";
+}
+
+const char* const kWholeHeads = "fractions that give each rank a whole number >= 1 of heads";
+
+// Every datacenter's split and every scheduled re-split shards the model (model/'s rule).
+void check_splits(const Config& cfg, Errors& e) {
+  const ModelConfig& m = cfg.model;
+  for (size_t d = 0; d < cfg.datacenters.size(); ++d) {
+    const DatacenterConfig& dc = cfg.datacenters[d];
+    const SplitCheck sc = check_split(m, dc.split);
+    // The heads are what gets split; without a model.heads line, the split is what to fix.
+    const std::string at = cfg.where.count("model.heads")
+                               ? "model.heads"
+                               : "datacenter." + std::to_string(d) + ".split";
+    if (!sc.whole_heads)
+      e.add(at, "model.heads", head_split_problem(m, sc, dc.split, dc.split_even, dc.name),
+            kWholeHeads);
+    if (!sc.enough_cols)
+      e.add("model.d_ff", "model.d_ff",
+            "d_ff " + std::to_string(m.d_ff) + " cannot give each of the " +
+                count(dc.ranks, "rank") + " of datacenter " + quote(dc.name) + " an MLP column",
+            "d_ff >= the ranks of every datacenter");
+  }
+  for (const ResplitEvent& r : cfg.control.resplits) {
+    const SplitCheck sc = check_split(m, r.split);
+    const std::string key = "control.resplit." + std::to_string(r.entry) + ".split";
+    if (!sc.whole_heads)
+      e.add(key, key, head_split_problem(m, sc, r.split, false, r.datacenter), kWholeHeads);
+  }
+}
+
+void check_size(const Config& cfg, Errors& e) {
+  const double params = parameter_count_as_double(cfg.model);
+  if (params > kMaxParametersPerExpert)
+    e.add("model", "model", "about " + num(params) + " parameters per expert",
+          "fewer than 1e15 parameters");
+}
+
+void check_memory(const Config& cfg, Errors& e) {
+  // The estimate is what the CPU backend holds in host memory. With run.backend = "cuda" the
+  // parameters, Adam state and activations live on the GPU (a cudaMalloc that does not fit
+  // aborts the job naming the call), and the host only stages copies; a host-side estimate
+  // would refuse GPU runs for the wrong memory. "auto" keeps the check.
+  if (cfg.backend == "cuda") return;
+  const double limit = memory_limit_bytes(cfg);
+  if (limit <= 0) return;
+  int worst = -1;
+  double worst_bytes = 0;
+  for (int r = 0; r < cfg.world_size(); ++r) {
+    const double b = estimate_memory(cfg, r).total_bytes;
+    if (b > worst_bytes) worst_bytes = b, worst = r;
+  }
+  if (worst < 0 || worst_bytes <= limit) return;
+  const std::string lim = cfg.memory_limit_gb > 0 ? "run.memory_limit_gb" : "MemTotal";
+  e.add("model", "model",
+        "rank " + std::to_string(worst) + " (datacenter " +
+            quote(cfg.datacenters[cfg.dc_of_rank(worst)].name) + ") needs about " +
+            msg::gib(worst_bytes) + " for parameters, gradients, Adam state and activations, " +
+            "above the limit of " + msg::gib(limit) + " (" + lim + ")",
+        "at most " + msg::gib(limit) + " per rank: a smaller model or batch, or a higher "
+        "run.memory_limit_gb");
+}
+
+}  // namespace
+
+Config load_valid_config(const std::string& path, const std::vector<std::string>& overrides) {
+  Config cfg = load_config(path, overrides);
+  Errors e(cfg);
+  check_splits(cfg, e);
+  check_size(cfg, e);
+  check_policies(cfg, e);
+  check_switches(cfg, e);
+  // The estimate shards the model as the run will, which needs the splits and size to pass.
+  if (!e.any()) check_memory(cfg, e);
+  e.throw_if_any();
+  return cfg;
+}
+
+}  // namespace strait
