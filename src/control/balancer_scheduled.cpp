@@ -1,6 +1,7 @@
 // balancer_scheduled.cpp — balancer "scheduled": replays the [[control.resplit]] events of the
-// config (a split for one DC from a given step on). For scripted scenarios and for testing that a
-// re-split in the middle of a run leaves the loss trajectory unchanged.
+// config. At step t a DC's split is that of its latest event with step <= t, else the split the
+// run started with; batch shares stay. For scripted scenarios and for testing that a re-split in
+// the middle of a run leaves the loss trajectory unchanged.
 #include <sstream>
 
 #include "control/policies.hpp"
@@ -11,23 +12,18 @@ class Scheduled final : public Balancer {
  public:
   explicit Scheduled(const Config& cfg) : cfg_(cfg) {}
   std::string name() const override { return "scheduled"; }
-  BalanceDecision decide(const BalanceState& s) override {
-    BalanceDecision d;
-    d.splits = *s.splits;
-    d.shares = *s.shares;
+  BalanceDecision decide(const ControllerView& v, const Forecast&) override {
+    if (start_.empty()) start_ = v.plan().splits;  // the first call sees the start state
+    BalanceDecision d{start_, v.plan().shares, ""};
     std::ostringstream js;
     js << "{\"events\":[";
-    for (const auto& ev : cfg_.control.resplits) {
-      if (ev.step != s.step + 1) continue;
-      for (size_t k = 0; k < cfg_.datacenters.size(); ++k)
-        if (cfg_.datacenters[k].name == ev.datacenter) {
-          d.splits[k] = ev.split;
-          if (d.change) js << ",";
-          js << "{\"datacenter\":\"" << ev.datacenter << "\",\"split\":[";
-          for (size_t i = 0; i < ev.split.size(); ++i) js << (i ? "," : "") << ev.split[i];
-          js << "]}";
-          d.change = true;
-        }
+    bool first = true;
+    for (const auto& ev : cfg_.control.resplits) {  // sorted by step: the latest wins
+      if (ev.step > v.effective_step()) break;
+      const int k = v.world().dc_index(ev.datacenter);
+      d.splits[k] = ev.split;
+      js << (first ? "" : ",") << "{\"step\":" << ev.step << ",\"datacenter\":\"" << ev.datacenter << "\"}";
+      first = false;
     }
     js << "]}";
     d.detail = js.str();
@@ -36,6 +32,7 @@ class Scheduled final : public Balancer {
 
  private:
   const Config& cfg_;
+  std::vector<std::vector<double>> start_;
 };
 }  // namespace
 

@@ -1,5 +1,5 @@
-// balancer_static.cpp — baseline balancer "static": the splits and batch shares of the config,
-// for the whole run.
+// balancer_static.cpp — baseline balancer "static": the splits and batch shares the run started
+// with (the config's, or the checkpoint's on resume), for the whole run.
 #include "control/policies.hpp"
 
 namespace strait {
@@ -7,7 +7,9 @@ namespace {
 class Static final : public Balancer {
  public:
   std::string name() const override { return "static"; }
-  BalanceDecision decide(const BalanceState&) override { return {}; }
+  BalanceDecision decide(const ControllerView& v, const Forecast&) override {
+    return {v.plan().splits, v.plan().shares, "{}"};
+  }
 };
 }  // namespace
 

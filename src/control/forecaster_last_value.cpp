@@ -1,5 +1,6 @@
-// forecaster_last_value.cpp — baseline forecaster "last-value": next load = last observed load.
-// On real per-worker batch-time traces this is a strong baseline that smarter models must beat.
+// forecaster_last_value.cpp — baseline forecaster "last-value": every rank's next load is its
+// load in the last completed step. On real per-worker batch-time traces this is a strong
+// baseline that smarter models must beat.
 #include "control/policies.hpp"
 
 namespace strait {
@@ -7,11 +8,14 @@ namespace {
 class LastValue final : public Forecaster {
  public:
   std::string name() const override { return "last-value"; }
-  void observe(const std::vector<double>& load) override { last_ = load; }
-  std::vector<double> forecast() const override { return last_; }
-
- private:
-  std::vector<double> last_;
+  Forecast forecast(const ControllerView& v) override {
+    Forecast f;
+    const StepRecord* last = v.last();
+    if (!last) return f;
+    for (const auto& r : last->ranks) f.load_ms.push_back(r.load_ms());
+    f.detail = "{\"from_step\":" + std::to_string(last->step) + "}";
+    return f;
+  }
 };
 }  // namespace
 

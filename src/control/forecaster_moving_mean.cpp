@@ -1,7 +1,5 @@
-// forecaster_moving_mean.cpp — baseline forecaster "moving-mean": next load = mean of the last
-// kWindow observations per rank (smooths noise, lags behind drifts).
-#include <deque>
-
+// forecaster_moving_mean.cpp — baseline forecaster "moving-mean": every rank's next load is the
+// mean of its loads over the last kWindow completed steps (smooths noise, lags behind drifts).
 #include "control/policies.hpp"
 
 namespace strait {
@@ -10,20 +8,17 @@ class MovingMean final : public Forecaster {
  public:
   static constexpr size_t kWindow = 8;
   std::string name() const override { return "moving-mean"; }
-  void observe(const std::vector<double>& load) override {
-    hist_.push_back(load);
-    if (hist_.size() > kWindow) hist_.pop_front();
+  Forecast forecast(const ControllerView& v) override {
+    Forecast f;
+    const auto& h = v.history();
+    if (h.empty()) return f;
+    const size_t k = std::min(kWindow, h.size());
+    f.load_ms.assign(h.back().ranks.size(), 0.0);
+    for (size_t j = h.size() - k; j < h.size(); ++j)
+      for (size_t r = 0; r < f.load_ms.size(); ++r) f.load_ms[r] += h[j].ranks[r].load_ms() / k;
+    f.detail = "{\"window\":" + std::to_string(k) + ",\"to_step\":" + std::to_string(h.back().step) + "}";
+    return f;
   }
-  std::vector<double> forecast() const override {
-    if (hist_.empty()) return {};
-    std::vector<double> m(hist_.front().size(), 0.0);
-    for (const auto& h : hist_)
-      for (size_t i = 0; i < m.size(); ++i) m[i] += h[i] / hist_.size();
-    return m;
-  }
-
- private:
-  std::deque<std::vector<double>> hist_;
 };
 }  // namespace
 

@@ -1,5 +1,5 @@
-// overlap_sequential.cpp — baseline overlap scheduler "sequential": each expert's sync finishes
-// before the next expert computes (the reference PGCS is measured against).
+// overlap_sequential.cpp — baseline overlap scheduler "sequential": each step's sync and update
+// finish before the next step computes (the reference PGCS is measured against).
 #include "control/policies.hpp"
 
 namespace strait {
@@ -7,7 +7,7 @@ namespace {
 class Sequential final : public OverlapScheduler {
  public:
   std::string name() const override { return "sequential"; }
-  bool overlap() const override { return false; }
+  OverlapDecision decide(const ControllerView&) override { return {Overlap::sequential, "{}"}; }
 };
 }  // namespace
 

@@ -6,12 +6,8 @@ namespace {
 class Direct final : public PathSelector {
  public:
   std::string name() const override { return "direct"; }
-  std::vector<std::vector<int>> choose(int n) override {
-    std::vector<std::vector<int>> p(n * n);
-    for (int s = 0; s < n; ++s)
-      for (int d = 0; d < n; ++d)
-        if (s != d) p[s * n + d] = {s, d};
-    return p;
+  PathDecision choose(const ControllerView& v) override {
+    return {direct_paths(v.world().num_dcs), "{}"};
   }
 };
 }  // namespace

@@ -7,7 +7,11 @@ namespace {
 class Hierarchical final : public SyncPlanner {
  public:
   std::string name() const override { return "hierarchical"; }
-  std::string strategy() const override { return "hierarchical"; }
+  SyncDecision plan(const ControllerView&, const Paths&) override {
+    SyncDecision d;
+    d.plan.strategy = "hierarchical";
+    return d;
+  }
 };
 }  // namespace
 

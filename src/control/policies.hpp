@@ -1,4 +1,5 @@
-// policies.hpp — factory of every registered policy (one .cpp each); registry.cpp tables them.
+// policies.hpp — the factory of every registered policy (one .cpp each); registry.cpp tables
+// them by name with a one-line summary.
 #pragma once
 #include "control/policy.hpp"
 
@@ -9,7 +10,12 @@ std::unique_ptr<Forecaster> make_moving_mean_forecaster(const Config&);
 std::unique_ptr<Balancer> make_static_balancer(const Config&);
 std::unique_ptr<Balancer> make_scheduled_balancer(const Config&);
 std::unique_ptr<PathSelector> make_direct_path_selector(const Config&);
+std::unique_ptr<PathSelector> make_scheduled_path_selector(const Config&);
 std::unique_ptr<SyncPlanner> make_hierarchical_planner(const Config&);
+std::unique_ptr<SyncPlanner> make_star_planner(const Config&);
+std::unique_ptr<SyncPlanner> make_scheduled_planner(const Config&);
 std::unique_ptr<OverlapScheduler> make_sequential_overlap(const Config&);
+std::unique_ptr<OverlapScheduler> make_pgcs_overlap(const Config&);
+std::unique_ptr<OverlapScheduler> make_scheduled_overlap(const Config&);
 
 }  // namespace strait

@@ -1,70 +1,81 @@
 // policy.hpp — the five controller slots. Each slot is an interface; each policy is one small
 // file implementing it, registered by name in registry.cpp. Policies run on rank 0 only, between
-// steps, from measurements of steps already done; what they decide takes effect at a later step
-// boundary, so a run stays reproducible for a given seed and scenario.
+// steps, and see the run through one ControllerView (view.hpp): measurements of completed
+// steps, the configured world, the decision in force, and — for oracles only — the scenario.
+// Every call returns the slot's whole proposal for view.effective_step() (not a delta); the
+// controller compares it with the plan in force, and what changed goes into the next decision
+// record (plan.hpp), which every rank applies at the same step boundary. A `detail` is JSON
+// text for the trace: what the policy saw and why it decided so.
 #pragma once
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "config/config.hpp"
+#include "control/plan.hpp"
+#include "control/view.hpp"
 
 namespace strait {
 
-// Load forecaster: per-rank load (compute + emulated ms per step) → forecast for the next step.
+// Load forecaster: per-rank load (compute + emulated ms per step) for view.effective_step().
+struct Forecast {
+  std::vector<double> load_ms;  // per world rank; empty while it has nothing to go on
+  std::string detail = "{}";
+};
 class Forecaster {
  public:
   virtual ~Forecaster() = default;
   virtual std::string name() const = 0;
-  virtual void observe(const std::vector<double>& load) = 0;
-  virtual std::vector<double> forecast() const = 0;  // empty until something was observed
+  virtual Forecast forecast(const ControllerView& v) = 0;
 };
 
-struct BalanceState {
-  int64_t step = 0;                               // the step just finished
-  const std::vector<std::vector<double>>* splits; // current split per DC
-  const std::vector<double>* shares;              // current batch share per DC
-  const std::vector<double>* forecast;            // per-rank forecast load (may be empty)
-};
-
+// Balancer: the splits (per DC) and batch shares to use.
 struct BalanceDecision {
-  bool change = false;
-  std::vector<std::vector<double>> splits;  // new split per DC (all DCs)
-  std::vector<double> shares;               // new batch share per DC
-  std::string detail;                       // JSON for the trace
+  std::vector<std::vector<double>> splits;
+  std::vector<double> shares;
+  std::string detail = "{}";
 };
-
-// Balancer: decides splits and batch shares; a change applies from the next step on.
 class Balancer {
  public:
   virtual ~Balancer() = default;
   virtual std::string name() const = 0;
-  virtual BalanceDecision decide(const BalanceState& s) = 0;
+  virtual BalanceDecision decide(const ControllerView& v, const Forecast& f) = 0;
 };
 
-// Path selector: the DC sequence each inter-DC transfer src→dst takes.
+// Path selector: the DC path of every ordered pair.
+struct PathDecision {
+  Paths paths;
+  std::string detail = "{}";
+};
 class PathSelector {
  public:
   virtual ~PathSelector() = default;
   virtual std::string name() const = 0;
-  // paths[src·n + dst] = {src, ..., dst}; entries with src == dst are empty.
-  virtual std::vector<std::vector<int>> choose(int num_dcs) = 0;
+  virtual PathDecision choose(const ControllerView& v) = 0;
 };
 
-// Sync planner: names the sync strategy (sync/registry.cpp) the next steps use.
+// Sync planner: the sync strategy and its plan, given the paths chosen for the same step.
+struct SyncDecision {
+  SyncPlan plan;
+  std::string detail = "{}";
+};
 class SyncPlanner {
  public:
   virtual ~SyncPlanner() = default;
   virtual std::string name() const = 0;
-  virtual std::string strategy() const = 0;
+  virtual SyncDecision plan(const ControllerView& v, const Paths& paths) = 0;
 };
 
-// Overlap scheduler: whether expert e's sync may run while expert e+1 computes.
+// Overlap scheduler: sequential, or a step's sync overlapped with the next step's compute.
+struct OverlapDecision {
+  Overlap overlap = Overlap::sequential;
+  std::string detail = "{}";
+};
 class OverlapScheduler {
  public:
   virtual ~OverlapScheduler() = default;
   virtual std::string name() const = 0;
-  virtual bool overlap() const = 0;
+  virtual OverlapDecision decide(const ControllerView& v) = 0;
 };
 
 // Factories by registered name; nullptr when the name is unknown.
@@ -74,8 +85,12 @@ std::unique_ptr<PathSelector> make_path_selector(const std::string& name, const 
 std::unique_ptr<SyncPlanner> make_sync_planner(const std::string& name, const Config& cfg);
 std::unique_ptr<OverlapScheduler> make_overlap_scheduler(const std::string& name,
                                                          const Config& cfg);
-// Registered names of a slot: "forecaster", "balancer", "path_selector", "sync_planner",
-// "overlap".
+// The controller's slots, in the order they decide: "forecaster", "balancer", "path_selector",
+// "sync_planner", "overlap".
+const std::vector<std::string>& policy_slots();
+// Registered names of a slot (empty for an unknown slot), in registry order.
 std::vector<std::string> policy_names(const std::string& slot);
+// One line per registered policy of a slot: what it does (for --help and docs/config.md).
+std::string policy_summary(const std::string& slot, const std::string& name);
 
 }  // namespace strait

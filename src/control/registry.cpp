@@ -1,5 +1,8 @@
-// registry.cpp — the policy tables: slot → (name → factory). A new policy adds one file and one
-// row here; configs name policies by these strings.
+// registry.cpp — the policy tables: slot → (name, factory, one-line summary). A new policy adds
+// one file and one row here; configs name policies by these strings, validation
+// (src/validate/) checks names against these tables, and `strait policies` and docs/config.md
+// list them from here (a test keeps the docs in step).
+#include <stdexcept>
 #include <utility>
 
 #include "control/policies.hpp"
@@ -8,27 +11,61 @@ namespace strait {
 namespace {
 
 template <typename Base>
-using Table = std::vector<std::pair<const char*, std::unique_ptr<Base> (*)(const Config&)>>;
+struct Entry {
+  const char* name;
+  std::unique_ptr<Base> (*make)(const Config&);
+  const char* summary;
+};
+template <typename Base>
+using Table = std::vector<Entry<Base>>;
 
-const Table<Forecaster> kForecasters = {{"last-value", make_last_value_forecaster},
-                                        {"moving-mean", make_moving_mean_forecaster}};
-const Table<Balancer> kBalancers = {{"static", make_static_balancer},
-                                    {"scheduled", make_scheduled_balancer}};
-const Table<PathSelector> kPathSelectors = {{"direct", make_direct_path_selector}};
-const Table<SyncPlanner> kSyncPlanners = {{"hierarchical", make_hierarchical_planner}};
-const Table<OverlapScheduler> kOverlap = {{"sequential", make_sequential_overlap}};
+const Table<Forecaster> kForecasters = {
+    {"last-value", make_last_value_forecaster, "each rank's load in the last completed step"},
+    {"moving-mean", make_moving_mean_forecaster,
+     "mean of each rank's load over the last 8 completed steps"},
+};
+const Table<Balancer> kBalancers = {
+    {"static", make_static_balancer, "the splits and batch shares the run started with"},
+    {"scheduled", make_scheduled_balancer, "replays [[control.resplit]] entries"},
+};
+const Table<PathSelector> kPathSelectors = {
+    {"direct", make_direct_path_selector, "every transfer on its direct link"},
+    {"scheduled", make_scheduled_path_selector, "replays [[control.reroute]] entries"},
+};
+const Table<SyncPlanner> kSyncPlanners = {
+    {"hierarchical", make_hierarchical_planner,
+     "gather in each DC, ring among gateways, scatter (strategy hierarchical)"},
+    {"star", make_star_planner,
+     "parameter server at the DC with the lowest predicted time on the configured links "
+     "(strategy owners)"},
+    {"scheduled", make_scheduled_planner,
+     "hierarchical, then the planners [[control.switch]] entries name"},
+};
+const Table<OverlapScheduler> kOverlap = {
+    {"sequential", make_sequential_overlap, "each step syncs and updates before the next computes"},
+    {"pgcs", make_pgcs_overlap,
+     "a step's sync runs while the next step computes the next expert (needs experts >= 2)"},
+    {"scheduled", make_scheduled_overlap,
+     "sequential, then the schedulers [[control.switch]] entries name"},
+};
 
 template <typename Base>
 std::unique_ptr<Base> make(const Table<Base>& t, const std::string& name, const Config& cfg) {
-  for (const auto& [n, f] : t)
-    if (name == n) return f(cfg);
+  for (const auto& e : t)
+    if (name == e.name) return e.make(cfg);
   return nullptr;
 }
 template <typename Base>
 std::vector<std::string> names(const Table<Base>& t) {
   std::vector<std::string> out;
-  for (const auto& e : t) out.push_back(e.first);
+  for (const auto& e : t) out.push_back(e.name);
   return out;
+}
+template <typename Base>
+std::string summary(const Table<Base>& t, const std::string& name) {
+  for (const auto& e : t)
+    if (name == e.name) return e.summary;
+  return "";
 }
 
 }  // namespace
@@ -49,6 +86,12 @@ std::unique_ptr<OverlapScheduler> make_overlap_scheduler(const std::string& n, c
   return make(kOverlap, n, c);
 }
 
+const std::vector<std::string>& policy_slots() {
+  static const std::vector<std::string> slots = {"forecaster", "balancer", "path_selector",
+                                                 "sync_planner", "overlap"};
+  return slots;
+}
+
 std::vector<std::string> policy_names(const std::string& slot) {
   if (slot == "forecaster") return names(kForecasters);
   if (slot == "balancer") return names(kBalancers);
@@ -56,6 +99,15 @@ std::vector<std::string> policy_names(const std::string& slot) {
   if (slot == "sync_planner") return names(kSyncPlanners);
   if (slot == "overlap") return names(kOverlap);
   return {};
+}
+
+std::string policy_summary(const std::string& slot, const std::string& name) {
+  if (slot == "forecaster") return summary(kForecasters, name);
+  if (slot == "balancer") return summary(kBalancers, name);
+  if (slot == "path_selector") return summary(kPathSelectors, name);
+  if (slot == "sync_planner") return summary(kSyncPlanners, name);
+  if (slot == "overlap") return summary(kOverlap, name);
+  return "";
 }
 
 }  // namespace strait

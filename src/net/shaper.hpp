@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "net/schedule.hpp"
+#include "scenario/schedule.hpp"
 
 namespace strait {
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "core/check.hpp"
@@ -50,30 +52,32 @@ struct OutFlow {
 
 }  // namespace
 
+Paths direct_paths(int n) {
+  Paths p(static_cast<size_t>(n) * n);
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d)
+      if (s != d) p[s * n + d] = {s, d};
+  return p;
+}
+
 Transport::Transport(const Config& cfg, double t0)
-    : n_(static_cast<int>(cfg.datacenters.size())),
+    : Transport(cfg, std::make_shared<const Scenario>(cfg), t0) {}
+
+Transport::Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario, double t0)
+    : n_(scenario->num_dcs()),
       shaped_(cfg.network.shaper != "none"),
       t0_(t0),
-      time_scale_(cfg.network.time_scale),
-      chunk_(static_cast<size_t>(std::max<long long>(1, cfg.network.chunk_bytes))) {
+      time_scale_(scenario->time_scale()),
+      chunk_(static_cast<size_t>(std::max<long long>(1, cfg.network.chunk_bytes))),
+      scenario_(std::move(scenario)) {
   links_.resize(n_ * n_);
-  scenario_.resize(n_ * n_);
   unshaped_.assign(n_ * n_, LinkCounters{});
-  auto index = [&](const std::string& name) {
-    for (int d = 0; d < n_; ++d)
-      if (cfg.datacenters[d].name == name) return d;
-    STRAIT_FATAL("link names unknown datacenter " + name);
-  };
-  for (const auto& l : cfg.links) {
-    const int s = index(l.from), d = index(l.to);
-    const uint64_t seed = cfg.train.seed ^ (0x11ull * static_cast<uint64_t>(s * n_ + d + 1));
-    links_[s * n_ + d] = std::make_unique<Link>(make_link(l, time_scale_, seed));
-    scenario_[s * n_ + d] = std::make_unique<Link>(make_link(l, 1.0, seed));
-  }
-  paths_.assign(n_ * n_, {});
   for (int s = 0; s < n_; ++s)
     for (int d = 0; d < n_; ++d)
-      if (s != d) paths_[s * n_ + d] = {s, d};
+      if (const LinkSchedule* l = scenario_->link(s, d))
+        links_[s * n_ + d] = std::make_unique<Link>(
+            l->scaled(time_scale_), scenario_->jitter_s(s, d) * time_scale_,
+            scenario_->jitter_seed(s, d));
 }
 
 double Transport::now() const { return MPI_Wtime() - t0_; }
@@ -93,15 +97,30 @@ size_t Transport::chunk_for(const std::vector<int>& path) const {
   return static_cast<size_t>(std::clamp(want, std::min(4096.0, hi), hi));
 }
 
-void Transport::set_paths(const std::vector<std::vector<int>>& paths) {
-  STRAIT_CHECK(static_cast<int>(paths.size()) == n_ * n_, "one path per ordered pair");
+void Transport::check_paths(const Paths& paths) const {
+  if (static_cast<int>(paths.size()) != n_ * n_)
+    throw std::invalid_argument("paths: " + std::to_string(paths.size()) + " entries for " +
+                                std::to_string(n_) + " datacenters; expected one per ordered pair");
   for (int s = 0; s < n_; ++s)
-    for (int d = 0; d < n_; ++d)
-      if (s != d)
-        STRAIT_CHECK(paths[s * n_ + d].size() >= 2 && paths[s * n_ + d].front() == s &&
-                         paths[s * n_ + d].back() == d,
-                     "a path must run from its source to its destination");
-  paths_ = paths;
+    for (int d = 0; d < n_; ++d) {
+      const auto& p = paths[s * n_ + d];
+      const std::string pair = std::to_string(s) + "->" + std::to_string(d);
+      if (s == d) {
+        if (!p.empty()) throw std::invalid_argument("paths: a path from DC " + std::to_string(s) + " to itself");
+        continue;
+      }
+      if (p.size() < 2 || p.front() != s || p.back() != d)
+        throw std::invalid_argument("paths: the path of " + pair + " does not run from its source to its destination");
+      std::vector<bool> seen(n_, false);
+      for (size_t h = 0; h < p.size(); ++h) {
+        if (p[h] < 0 || p[h] >= n_ || seen[p[h]])
+          throw std::invalid_argument("paths: the path of " + pair + " names a DC twice or out of range");
+        seen[p[h]] = true;
+        if (h + 1 < p.size() && !scenario_->link(p[h], p[h + 1]))
+          throw std::invalid_argument("paths: the path of " + pair + " uses the missing link " +
+                                      std::to_string(p[h]) + "->" + std::to_string(p[h + 1]));
+      }
+    }
 }
 
 void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>& xs,
@@ -143,10 +162,11 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       in.bytes = x.bytes, in.chunk = ch, in.nchunks = nc;
       in.window = nc;
       if (!shaped_) {
-        const Link* l = scenario_[in.prev_dc * n_ + self].get();
-        const Link* back = scenario_[self * n_ + in.prev_dc].get();
-        const auto st = l->schedule().at(0);
-        const double rtt = st.latency_s + back->schedule().at(0).latency_s;
+        const LinkSchedule* l = scenario_->link(in.prev_dc, self);
+        const LinkSchedule* back = scenario_->link(self, in.prev_dc);
+        const auto st = l->at(0);
+        // Without a reverse link the go-ahead still crosses the WAN; take the forward latency.
+        const double rtt = st.latency_s + (back ? back->at(0).latency_s : st.latency_s);
         // A posted receive lets its chunk's data start one round trip later (rendezvous: the
         // sender waits for the receiver's go-ahead), so two bandwidth-delay products are needed
         // in flight to keep the link full.
@@ -246,12 +266,12 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
 void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sbytes, int dst,
                          void* rbuf, size_t rbytes, int src, int tag_base,
                          const std::vector<std::pair<int, int>>& all_pairs,
-                         const std::vector<size_t>& all_bytes) {
+                         const std::vector<size_t>& all_bytes, const Paths& paths) {
   std::vector<Transfer> xs;
   for (size_t i = 0; i < all_pairs.size(); ++i) {
     const auto [a, b] = all_pairs[i];
     Transfer x;
-    x.path = path(a, b);
+    x.path = paths.at(a * n_ + b);
     x.bytes = all_bytes[i];
     if (a == self && b == dst) {
       STRAIT_CHECK(x.bytes == sbytes, "send size differs from the step's plan");
@@ -283,12 +303,12 @@ std::vector<LinkCounters> Transport::take_counters() {
 }
 
 double Transport::capacity_gbps(int s, int d) const {
-  const auto& l = scenario_[s * n_ + d];
-  return l ? l->schedule().at(now() / time_scale_).capacity_bps / 1e9 : 0.0;
+  const LinkSchedule* l = scenario_->link(s, d);
+  return l ? l->at(now() / time_scale_).capacity_bps / 1e9 : 0.0;
 }
 double Transport::latency_ms(int s, int d) const {
-  const auto& l = scenario_[s * n_ + d];
-  return l ? l->schedule().at(now() / time_scale_).latency_s * 1e3 : 0.0;
+  const LinkSchedule* l = scenario_->link(s, d);
+  return l ? l->at(now() / time_scale_).latency_s * 1e3 : 0.0;
 }
 double Transport::emulated_gbps(int s, int d) const {
   const auto& l = links_[s * n_ + d];

@@ -1,6 +1,6 @@
 // transport.hpp — the transport point: every inter-datacenter byte passes through here.
 // Gateways hand it a set of transfers (each with a path of DCs: direct, or relayed through other
-// DCs) over a channel (an MPI communicator whose rank == DC index; one per expert, so two
+// DCs; the paths come with the transfers, from the decision in force) over a channel (an MPI communicator whose rank == DC index; one per expert, so two
 // experts' syncs never match each other's messages). Every DC named in a path runs execute() with
 // the same transfer list and plays its roles: the first DC sends, middle DCs forward chunk by
 // chunk (pipelined), the last receives.
@@ -21,6 +21,7 @@
 
 #include "config/config.hpp"
 #include "net/shaper.hpp"
+#include "scenario/scenario.hpp"
 
 namespace strait {
 
@@ -37,10 +38,17 @@ struct Transfer {
   size_t bytes = 0;
 };
 
+// A path per ordered pair of DCs (index src·n + dst; {src, ..., dst}; empty on the diagonal).
+using Paths = std::vector<std::vector<int>>;
+// Every pair direct.
+Paths direct_paths(int num_dcs);
+
 class Transport {
  public:
   // t0: the run's start (MPI_Wtime seconds); link schedules are functions of time since then.
-  Transport(const Config& cfg, double t0);
+  // The links follow `scenario` (shared with the trainer); the config gives shaper and chunks.
+  Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario, double t0);
+  Transport(const Config& cfg, double t0);  // with its own Scenario(cfg)
 
   int num_dcs() const { return n_; }
   bool shaped() const { return shaped_; }
@@ -49,17 +57,16 @@ class Transport {
   // Runs this DC's roles in `xs` (identical list on every DC in any path). tag_base < 256.
   void execute(MPI_Comm channel, int self_dc, const std::vector<Transfer>& xs, int tag_base);
 
-  // One ring step: send to dst_dc and receive from src_dc, each over the path the path selector
-  // chose. Every gateway calls it with the same (paths, tag_base); `all_pairs` lists every
-  // (from, to) of the step so that relays know their roles.
+  // One ring step: send to dst_dc and receive from src_dc, each over its path in `paths`.
+  // Every gateway calls it with the same (paths, tag_base); `all_pairs` lists every (from, to)
+  // of the step so that relays know their roles.
   void exchange(MPI_Comm channel, int self_dc, const void* sbuf, size_t sbytes, int dst_dc,
                 void* rbuf, size_t rbytes, int src_dc, int tag_base,
                 const std::vector<std::pair<int, int>>& all_pairs,
-                const std::vector<size_t>& all_bytes);
-
-  // Paths per ordered pair (index src·n + dst), from the path selector; direct by default.
-  void set_paths(const std::vector<std::vector<int>>& paths);
-  const std::vector<int>& path(int src, int dst) const { return paths_[src * n_ + dst]; }
+                const std::vector<size_t>& all_bytes, const Paths& paths);
+  // Throws std::invalid_argument unless paths has one path per ordered pair, each running from
+  // its source to its destination over links that exist, without repeating a DC.
+  void check_paths(const Paths& paths) const;
 
   // Counters since the last call, per directed link (index src·n + dst), then reset.
   std::vector<LinkCounters> take_counters();
@@ -77,9 +84,8 @@ class Transport {
   bool shaped_ = true;
   double t0_ = 0, time_scale_ = 1;
   size_t chunk_ = 256 * 1024;
+  std::shared_ptr<const Scenario> scenario_;        // configured figures (unscaled)
   std::vector<std::unique_ptr<Link>> links_;        // per ordered pair (null on the diagonal)
-  std::vector<std::unique_ptr<Link>> scenario_;     // unscaled copies: configured figures
-  std::vector<std::vector<int>> paths_;
   std::mutex mu_;                                   // guards unshaped_ counters
   std::vector<LinkCounters> unshaped_;
 };

@@ -16,8 +16,22 @@ SyncChannel SyncChannel::open(const Topology& t, Backend<float>& be) {
 }
 
 void SyncChannel::close() {
-  if (dc != MPI_COMM_NULL) MPI_Comm_free(&dc);
-  if (gateways != MPI_COMM_NULL) MPI_Comm_free(&gateways);
+  int fin = 0;
+  MPI_Finalized(&fin);
+  if (!fin && dc != MPI_COMM_NULL) MPI_Comm_free(&dc);
+  if (!fin && gateways != MPI_COMM_NULL) MPI_Comm_free(&gateways);
+  dc = gateways = MPI_COMM_NULL;
+}
+
+SyncChannel& SyncChannel::operator=(SyncChannel&& o) noexcept {
+  if (this == &o) return *this;
+  close();
+  dc = o.dc, gateways = o.gateways;
+  o.dc = o.gateways = MPI_COMM_NULL;
+  shard = std::move(o.shard);
+  full = std::move(o.full), gathered = std::move(o.gathered), ring = std::move(o.ring);
+  owned = std::move(o.owned);
+  return *this;
 }
 
 namespace {
@@ -71,7 +85,24 @@ void scatter_full_from_gateway(SyncChannel& ch, const SyncInput& in) {
   }
 }
 
-void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Transport& tr) {
+void sync_through_gateways(ParamSet<float>& ps, SyncChannel& ch, const SyncInput& in,
+                           Transport& tr, GatewayAllreduce allreduce) {
+  const auto& t = *in.topo;
+  ch.shard.resize(ps.layout.shard_total);
+  ps.be->stage_out(ch.shard.data(), ps.grads, ch.shard.size());
+  gather_full_to_gateway(ch.shard.data(), ch, in);
+  if (t.is_gateway) {
+    const float w = static_cast<float>(in.weight);
+    if (t.num_dcs > 1)
+      for (float& x : ch.full) x *= w;
+    allreduce(ch.full.data(), ch.full.size(), ch, in, tr);
+  }
+  scatter_full_from_gateway(ch, in);
+  ps.be->stage_in(ps.grads, ch.shard.data(), ch.shard.size());
+}
+
+void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Transport& tr,
+                    const Paths& paths) {
   const int N = t.num_dcs, r = t.dc;
   if (N <= 1) return;
   auto lo = [&](int c) { return n * static_cast<size_t>(c) / N; };
@@ -87,7 +118,7 @@ void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Tr
     const int sc = ((r - k) % N + N) % N, rc = ((r - k - 1) % N + N) % N;
     for (int i = 0; i < N; ++i) bytes[i] = len(((i - k) % N + N) % N) * sizeof(float);
     tr.exchange(ch.gateways, r, buf + lo(sc), len(sc) * sizeof(float), next, ch.ring.data(),
-                len(rc) * sizeof(float), prev, 2 * k, pairs, bytes);
+                len(rc) * sizeof(float), prev, 2 * k, pairs, bytes, paths);
     float* dst = buf + lo(rc);
     for (size_t i = 0; i < len(rc); ++i) dst[i] += ch.ring[i];
   }
@@ -96,7 +127,7 @@ void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Tr
     const int sc = ((r + 1 - k) % N + N) % N, rc = ((r - k) % N + N) % N;
     for (int i = 0; i < N; ++i) bytes[i] = len(((i + 1 - k) % N + N) % N) * sizeof(float);
     tr.exchange(ch.gateways, r, buf + lo(sc), len(sc) * sizeof(float), next, buf + lo(rc),
-                len(rc) * sizeof(float), prev, 2 * k + 1, pairs, bytes);
+                len(rc) * sizeof(float), prev, 2 * k + 1, pairs, bytes, paths);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "sync/hierarchical.hpp"
+#include "sync/owners.hpp"
 #include "sync/sync.hpp"
 
 namespace strait {
@@ -16,6 +17,7 @@ struct Entry {
 const std::vector<Entry>& table() {
   static const std::vector<Entry> t = {
       {"hierarchical", [] { return std::make_unique<HierarchicalSync>(); }},
+      {"owners", [] { return std::make_unique<OwnersSync>(); }},
   };
   return t;
 }

@@ -25,9 +25,26 @@ Topology make_topology(const Config& cfg, MPI_Comm comm) {
   return t;
 }
 
-void free_topology(Topology& t) {
-  for (MPI_Comm* c : {&t.gateway_comm, &t.dc_comm, &t.world})
+Topology::~Topology() {
+  int fin = 0;
+  MPI_Finalized(&fin);
+  if (fin) return;
+  for (MPI_Comm* c : {&gateway_comm, &dc_comm, &world})
     if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+}
+
+Topology::Topology(Topology&& o) noexcept { *this = std::move(o); }
+
+Topology& Topology::operator=(Topology&& o) noexcept {
+  if (this == &o) return *this;
+  this->~Topology();
+  world_rank = o.world_rank, world_size = o.world_size, num_dcs = o.num_dcs, dc = o.dc;
+  local_rank = o.local_rank, dc_size = o.dc_size, is_gateway = o.is_gateway;
+  dc_first_rank = std::move(o.dc_first_rank);
+  dc_ranks = std::move(o.dc_ranks);
+  world = o.world, dc_comm = o.dc_comm, gateway_comm = o.gateway_comm;
+  o.world = o.dc_comm = o.gateway_comm = MPI_COMM_NULL;
+  return *this;
 }
 
 }  // namespace strait

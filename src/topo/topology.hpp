@@ -11,7 +11,15 @@
 
 namespace strait {
 
+// Owns its communicators (freed when it goes, unless MPI is already finalised); move-only.
 struct Topology {
+  Topology() = default;
+  ~Topology();
+  Topology(Topology&& o) noexcept;
+  Topology& operator=(Topology&& o) noexcept;
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+
   int world_rank = 0, world_size = 1;
   int num_dcs = 1;
   int dc = 0;                       // this rank's datacenter
@@ -26,6 +34,5 @@ struct Topology {
 
 // Collective over `comm`; its size must equal cfg.world_size() (checked by the caller).
 Topology make_topology(const Config& cfg, MPI_Comm comm);
-void free_topology(Topology& t);
 
 }  // namespace strait

@@ -138,6 +138,11 @@ void set_attr(hid_t loc, const std::string& name, const std::vector<int32_t>& va
   write_attr(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, values.data(), dims);
 }
 
+void set_attr(hid_t loc, const std::string& name, const std::vector<double>& values) {
+  const hsize_t dims[1] = {values.size()};
+  write_attr(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, values.data(), dims);
+}
+
 std::vector<std::string> get_attr_strings(hid_t loc, const std::string& name) {
   OpenAttr o = open_attr(loc, name);
   if (H5Tget_class(o.type) != H5T_STRING)
@@ -186,6 +191,10 @@ double get_attr_f64(hid_t loc, const std::string& name) {
 }
 std::vector<int32_t> get_attr_i32s(hid_t loc, const std::string& name) {
   return read_numbers<int32_t>(loc, name, H5T_NATIVE_INT32);
+}
+
+std::vector<double> get_attr_f64s(hid_t loc, const std::string& name) {
+  return read_numbers<double>(loc, name, H5T_NATIVE_DOUBLE);
 }
 
 void reclaim(hid_t mem_type, hid_t space, void* buf) {

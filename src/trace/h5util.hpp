@@ -102,6 +102,7 @@ void set_attr(hid_t loc, const std::string& name, int64_t value);
 void set_attr(hid_t loc, const std::string& name, uint64_t value);
 void set_attr(hid_t loc, const std::string& name, double value);
 void set_attr(hid_t loc, const std::string& name, const std::vector<int32_t>& values);
+void set_attr(hid_t loc, const std::string& name, const std::vector<double>& values);
 
 // Attribute readers: throw when missing or not convertible. Strings may be fixed or variable
 // length; numbers are converted by HDF5 to the requested native type.
@@ -111,6 +112,7 @@ int64_t get_attr_i64(hid_t loc, const std::string& name);
 uint64_t get_attr_u64(hid_t loc, const std::string& name);
 double get_attr_f64(hid_t loc, const std::string& name);
 std::vector<int32_t> get_attr_i32s(hid_t loc, const std::string& name);
+std::vector<double> get_attr_f64s(hid_t loc, const std::string& name);
 
 // Frees the variable-length data HDF5 allocated while reading buf with mem_type over space.
 void reclaim(hid_t mem_type, hid_t space, void* buf);

@@ -63,6 +63,8 @@ void write_meta(hid_t meta, const RunMeta& m) {
   h5::set_attr(meta, "corpus_bytes", static_cast<int64_t>(m.corpus_bytes));
   h5::set_attr(meta, "resumed_from", m.resumed_from);
   h5::set_attr(meta, "mpi_thread_level", static_cast<int32_t>(m.mpi_thread_level));
+  h5::set_attr(meta, "clock_offset_ms", m.clock_offset_ms);
+  h5::set_attr(meta, "clock_error_ms", m.clock_error_ms);
 }
 
 }  // namespace

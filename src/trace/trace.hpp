@@ -24,6 +24,9 @@ struct RunMeta {
   long long corpus_bytes = 0;
   std::string resumed_from;          // checkpoint path or empty
   int mpi_thread_level = 0;
+  // Per world rank: rank-0 time = rank time + offset, estimated at start-up within ± error
+  // (topo/clock.hpp); empty when not estimated.
+  std::vector<double> clock_offset_ms, clock_error_ms;
 };
 
 // One row of /steps: timings are max over ranks.
@@ -33,7 +36,7 @@ struct StepRow {
   double loss = 0;
   int64_t tokens = 0;
   double wall_ms = 0, compute_ms = 0, sync_ms = 0, wait_ms = 0, emulated_ms = 0;
-  double controller_ms = 0, trace_ms = 0;  // rank-0 overheads of the previous step
+  double controller_ms = 0, trace_ms = 0;  // rank-0 overheads of the previous iteration
 };
 
 // One row of /ranks per (step, rank).
@@ -59,8 +62,9 @@ struct LinkRow {
 struct DecisionRow {
   int64_t step = 0;          // step at which it was made
   int64_t effective_step = 0;
-  std::string slot;          // "forecaster" | "balancer" | "path_selector" | "sync_planner" | "overlap"
-  std::string policy;        // registered name
+  std::string slot;          // "forecaster" | "balancer" | "path_selector" | "sync_planner" |
+                             // "overlap", or "plan": the whole decision record
+  std::string policy;        // registered name ("controller" for slot "plan")
   std::string detail;        // JSON text: predictions, new splits, paths, ...
 };
 

@@ -63,6 +63,10 @@ RunMeta read_meta(hid_t meta) {
   opt_int(meta, "corpus_bytes", m.corpus_bytes);
   opt(meta, "resumed_from", m.resumed_from);
   opt_int(meta, "mpi_thread_level", m.mpi_thread_level);
+  if (h5::has_attr(meta, "clock_offset_ms"))
+    m.clock_offset_ms = h5::get_attr_f64s(meta, "clock_offset_ms");
+  if (h5::has_attr(meta, "clock_error_ms"))
+    m.clock_error_ms = h5::get_attr_f64s(meta, "clock_error_ms");
   return m;
 }
 

@@ -1,6 +1,6 @@
-// trainer.hpp — the step loop: sample → forward/backward (tensor parallel in the DC) → emulated
-// load → gradient sync across DCs → Adam → measurements to the controller → trace.
-// train() is collective over `comm` and takes a validated Config; it is what `strait train`
+// trainer.hpp — one training run: sample → forward/backward (tensor parallel in the DC) →
+// emulated load → gradient sync across DCs → Adam → measurements to the controller → trace,
+// step after step (the phases are in run.hpp). train() is collective over `comm` and takes a validated Config; it is what `strait train`
 // runs and what the MPI tests call in-process (any communicator, e.g. MPI_COMM_SELF).
 #pragma once
 #include <mpi.h>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "train/stop.hpp"
 
 namespace strait {
 
@@ -30,8 +31,5 @@ struct TrainOutcome {
 };
 
 TrainOutcome train(const Config& cfg, MPI_Comm comm, const TrainOptions& opt);
-
-// Installs SIGINT/SIGTERM handlers that ask train() to stop at the next step boundary.
-void install_stop_handlers();
 
 }  // namespace strait

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "net/schedule.hpp"
+#include "scenario/schedule.hpp"
 
 namespace fs = std::filesystem;
 using strait::ConfigError;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "trace/trace.hpp"
+#include "trace/trace_schema.hpp"
 #include "trace/trace_reader.hpp"
 
 namespace fs = std::filesystem;
@@ -56,6 +57,8 @@ RunMeta make_meta() {
   m.corpus_bytes = 9876543210LL;
   m.resumed_from = "ck/step100.h5";
   m.mpi_thread_level = 3;
+  m.clock_offset_ms = {0.0, -0.0125, 3.5};
+  m.clock_error_ms = {0.0, 0.002, 0.004};
   return m;
 }
 
@@ -146,6 +149,8 @@ void expect_meta(const RunMeta& a, const RunMeta& b) {
   EXPECT_EQ(a.corpus_bytes, b.corpus_bytes);
   EXPECT_EQ(a.resumed_from, b.resumed_from);
   EXPECT_EQ(a.mpi_thread_level, b.mpi_thread_level);
+  EXPECT_EQ(a.clock_offset_ms, b.clock_offset_ms);
+  EXPECT_EQ(a.clock_error_ms, b.clock_error_ms);
 }
 
 // One step as the trainer writes it: ranks, links, decisions, then the committing append_step.
@@ -215,7 +220,7 @@ TEST_F(TraceTest, RoundTripIsExact) {
   }
   const TraceData d = read_trace(p);
   EXPECT_EQ(d.status, "complete");
-  EXPECT_EQ(d.schema, 1);
+  EXPECT_EQ(d.schema, trace_schema::kSchemaVersion);
   expect_meta(d.meta, meta);
   ASSERT_EQ(d.steps.size(), 3u);
   for (int64_t s = 0; s < 3; ++s) expect_step(d.steps[s], make_step(s));

@@ -1,6 +1,6 @@
 // schedule.cpp — LinkSchedule: segment lookup, integration of a transfer across capacity
 // changes, and the Markov congestion chain (drawn lazily, cached, identical on every rank).
-#include "net/schedule.hpp"
+#include "scenario/schedule.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,61 @@
+// view.cpp — the configured world and the controller's view (see view.hpp).
+#include "control/view.hpp"
+
+#include "model/layout.hpp"
+
+namespace strait {
+
+int World::dc_index(const std::string& name) const {
+  for (int d = 0; d < num_dcs; ++d)
+    if (dc_names[d] == name) return d;
+  return -1;
+}
+
+World make_world(const Config& cfg, const Scenario& scenario, bool thread_multiple) {
+  World w;
+  w.cfg = &cfg;
+  w.num_dcs = static_cast<int>(cfg.datacenters.size());
+  w.world_size = cfg.world_size();
+  w.experts = cfg.model.experts;
+  w.global_batch = cfg.train.global_batch;
+  for (int d = 0; d < w.num_dcs; ++d) {
+    w.dc_first_rank.push_back(cfg.first_rank_of_dc(d));
+    w.dc_ranks.push_back(cfg.datacenters[d].ranks);
+    w.dc_names.push_back(cfg.datacenters[d].name);
+    for (int i = 0; i < cfg.datacenters[d].ranks; ++i) w.dc_of_rank.push_back(d);
+  }
+  const Layout full = make_layout(cfg.model, shard_specs(cfg.model, {1.0})[0]);
+  w.gradient_bytes = static_cast<double>(full.full_total) * sizeof(float);
+  w.thread_multiple = thread_multiple;
+  w.time_scale = scenario.time_scale();
+  const int n = w.num_dcs;
+  w.link_gbps.assign(static_cast<size_t>(n) * n, 0.0);
+  w.link_latency_ms.assign(static_cast<size_t>(n) * n, 0.0);
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d)
+      if (const LinkSchedule* l = scenario.link(s, d)) {
+        const LinkState st = l->at(0);
+        w.link_gbps[s * n + d] = st.capacity_bps / 1e9;
+        w.link_latency_ms[s * n + d] = st.latency_s * 1e3;
+      }
+  return w;
+}
+
+Clairvoyant::LinkTruth Clairvoyant::link(int src, int dst, double run_time_s) const {
+  const LinkSchedule* l = s_->link(src, dst);
+  if (!l) return {};
+  const LinkState st = l->at(run_time_s / s_->time_scale());
+  return {st.capacity_bps / 1e9, st.latency_s * 1e3};
+}
+
+ControllerView::ControllerView(World world, std::shared_ptr<const Scenario> scenario, Plan initial)
+    : world_(std::move(world)), clairvoyant_(std::move(scenario)), plan_(std::move(initial)) {
+  effective_ = plan_.effective;
+}
+
+void ControllerView::record(StepRecord r) {
+  history_.push_back(std::move(r));
+  if (history_.size() > kHistory) history_.pop_front();
+}
+
+}  // namespace strait

@@ -1,0 +1,121 @@
+// view.hpp — what a policy sees: the ControllerView. One object for every slot, so that a policy
+// needs no private channel to the trainer:
+//   world()        the configured world (DCs, ranks, links as configured, model and batch sizes);
+//   history()      the completed steps: per-rank and per-link measurements, oldest first;
+//   plan()         the decision record in force;
+//   effective_step() / run_time_s()  when a decision made now takes effect, and the clock;
+//   clairvoyant()  ORACLES ONLY: what the scenario will do (future loads and link capacities).
+//                  A real policy must never call it; oracle policies are labelled as upper
+//                  bounds wherever their results appear.
+// Measurements are what the ranks measured (by their own clocks, in ms); configured figures are
+// kept apart in World and in the per-link `configured_*` fields, clearly named.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "control/plan.hpp"
+#include "scenario/scenario.hpp"
+
+namespace strait {
+
+// One rank in one completed step.
+struct RankStep {
+  double compute_ms = 0;    // forward + backward
+  double emulated_ms = 0;   // idle time added by the emulated load (scenario speed < 1)
+  double sync_ms = 0;       // its gradient sync (overlapped with the next step's compute when pipelined)
+  double wait_ms = 0;       // waiting for the slowest rank at the exchange + for an in-flight sync
+  double optimizer_ms = 0;  // Adam on its shard
+  double split = 0;         // its split fraction within its DC
+  double load_ms() const { return compute_ms + emulated_ms; }
+};
+
+// One directed link during one step's iteration (the traffic of the syncs running then).
+struct LinkStep {
+  double bytes = 0;      // payload bytes sent on the link
+  double busy_ms = 0;    // time the link was transmitting (see docs/trace.md)
+  double queued_ms = 0;  // time chunks waited for the link behind other chunks
+  // Configured figures at the end of the iteration (not measurements; for the trace).
+  double configured_gbps = 0, emulated_gbps = 0, configured_latency_ms = 0;
+};
+
+// A completed step: its update has been applied on every rank.
+struct StepRecord {
+  int64_t step = 0;
+  int expert = 0;
+  double loss = 0;           // global-batch loss (nats/token)
+  int64_t tokens = 0;
+  double wall_ms = 0;        // rank 0's time for the step's iteration
+  std::vector<RankStep> ranks;   // per world rank
+  std::vector<LinkStep> links;   // per ordered DC pair (src·n + dst)
+};
+
+// The configured world: known to every rank before the run, never a measurement.
+struct World {
+  const Config* cfg = nullptr;  // every key, for policies with parameters of their own
+  int num_dcs = 1, world_size = 1, experts = 1, global_batch = 1;
+  std::vector<int> dc_of_rank, dc_first_rank, dc_ranks;
+  std::vector<std::string> dc_names;
+  double gradient_bytes = 0;    // one expert's full gradient in float32
+  bool thread_multiple = true;  // MPI provides MPI_THREAD_MULTIPLE (needed to overlap)
+  double time_scale = 1;        // network.time_scale: run time = scenario time × time_scale
+  // Configured capacity (Gbit/s) and one-way latency (ms) of each directed link at the start,
+  // in scenario units (before time scaling); 0 where the graph has no link.
+  std::vector<double> link_gbps, link_latency_ms;
+  bool has_link(int s, int d) const { return link_gbps[s * num_dcs + d] > 0; }
+  int dc_index(const std::string& name) const;  // -1 when unknown
+};
+
+World make_world(const Config& cfg, const Scenario& scenario, bool thread_multiple);
+
+// ORACLES ONLY (see the top of the file).
+class Clairvoyant {
+ public:
+  explicit Clairvoyant(std::shared_ptr<const Scenario> s) : s_(std::move(s)) {}
+  // The relative speed a rank will have during `step`.
+  double rank_speed(int rank, int64_t step) const { return s_->rank_speed(rank, step); }
+  // Capacity (Gbit/s) and one-way latency (ms) of a link at run time t (seconds since the
+  // start), in scenario units; {0, 0} where there is no link.
+  struct LinkTruth {
+    double gbps = 0, latency_ms = 0;
+  };
+  LinkTruth link(int src, int dst, double run_time_s) const;
+
+ private:
+  std::shared_ptr<const Scenario> s_;
+};
+
+class ControllerView {
+ public:
+  static constexpr size_t kHistory = 4096;  // completed steps kept (oldest dropped first)
+
+  ControllerView(World world, std::shared_ptr<const Scenario> scenario, Plan initial);
+
+  const World& world() const { return world_; }
+  const std::deque<StepRecord>& history() const { return history_; }
+  const StepRecord* last() const { return history_.empty() ? nullptr : &history_.back(); }
+  const Plan& plan() const { return plan_; }
+  int64_t effective_step() const { return effective_; }
+  double run_time_s() const { return now_s_; }
+  const Clairvoyant& clairvoyant() const { return clairvoyant_; }
+
+  // The controller's side.
+  void record(StepRecord r);
+  void set_plan(Plan p) { plan_ = std::move(p); }
+  void set_clock(int64_t effective_step, double run_time_s) {
+    effective_ = effective_step, now_s_ = run_time_s;
+  }
+
+ private:
+  World world_;
+  Clairvoyant clairvoyant_;
+  std::deque<StepRecord> history_;
+  Plan plan_;
+  int64_t effective_ = 0;
+  double now_s_ = 0;
+};
+
+}  // namespace strait

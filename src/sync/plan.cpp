@@ -1,0 +1,156 @@
+// plan.cpp — owner-plan helpers, checks and encodings (see plan.hpp).
+#include "sync/plan.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace strait {
+
+namespace {
+
+// floor(prefix fraction · n) for the cut points of a partition; the last point is n.
+std::pair<size_t, size_t> cut(const std::vector<double>& fractions, size_t i, size_t n) {
+  double before = 0;
+  for (size_t k = 0; k < i; ++k) before += fractions[k];
+  const double upto = before + fractions[i];
+  auto at = [&](double f) {
+    return std::min(n, static_cast<size_t>(std::floor(f * static_cast<double>(n) + 1e-9)));
+  };
+  const size_t lo = i == 0 ? 0 : at(before);
+  const size_t hi = i + 1 == fractions.size() ? n : at(upto);
+  return {lo, std::max(lo, hi)};
+}
+
+void check_routes(const std::vector<Route>& rs, int from, int to, int n, const char* what) {
+  const std::string pair = std::string(what) + " " + std::to_string(from) + "->" + std::to_string(to);
+  if (rs.empty()) throw std::invalid_argument("sync plan: no route for " + pair);
+  double sum = 0;
+  for (const auto& r : rs) {
+    if (!(r.fraction >= 0)) throw std::invalid_argument("sync plan: negative route fraction for " + pair);
+    sum += r.fraction;
+    if (r.path.size() < 2 || r.path.front() != from || r.path.back() != to)
+      throw std::invalid_argument("sync plan: a route of " + pair + " does not run from " +
+                                  std::to_string(from) + " to " + std::to_string(to));
+    for (int d : r.path)
+      if (d < 0 || d >= n) throw std::invalid_argument("sync plan: a route of " + pair + " names DC " + std::to_string(d));
+  }
+  if (std::fabs(sum - 1.0) > 1e-6)
+    throw std::invalid_argument("sync plan: route fractions of " + pair + " sum to " + std::to_string(sum));
+}
+
+}  // namespace
+
+SyncPlan star_plan(int n, int hub, const Paths& paths) {
+  SyncPlan p;
+  p.strategy = "owners";
+  p.owner_fraction.assign(n, 0.0);
+  p.owner_fraction[hub] = 1.0;
+  p.reduce.assign(static_cast<size_t>(n) * n, {});
+  p.broadcast.assign(static_cast<size_t>(n) * n, {});
+  for (int d = 0; d < n; ++d) {
+    if (d == hub) continue;
+    p.reduce[d * n + hub] = {Route{paths.at(d * n + hub), 1.0}};
+    p.broadcast[hub * n + d] = {Route{paths.at(hub * n + d), 1.0}};
+  }
+  return p;
+}
+
+void check_owner_plan(const SyncPlan& p, int n) {
+  if (static_cast<int>(p.owner_fraction.size()) != n)
+    throw std::invalid_argument("sync plan: " + std::to_string(p.owner_fraction.size()) +
+                                " owner fractions for " + std::to_string(n) + " datacenters");
+  double sum = 0;
+  for (double f : p.owner_fraction) {
+    if (!(f >= 0)) throw std::invalid_argument("sync plan: a negative owner fraction");
+    sum += f;
+  }
+  if (std::fabs(sum - 1.0) > 1e-6)
+    throw std::invalid_argument("sync plan: owner fractions sum to " + std::to_string(sum));
+  const size_t nn = static_cast<size_t>(n) * n;
+  if (p.reduce.size() != nn || p.broadcast.size() != nn)
+    throw std::invalid_argument("sync plan: reduce and broadcast need one entry per ordered pair");
+  for (int j = 0; j < n; ++j) {
+    if (p.owner_fraction[j] <= 0) continue;
+    for (int d = 0; d < n; ++d) {
+      if (d == j) continue;
+      check_routes(p.reduce[d * n + j], d, j, n, "reduce");
+      check_routes(p.broadcast[j * n + d], j, d, n, "broadcast");
+    }
+  }
+}
+
+std::pair<size_t, size_t> owner_slice(const SyncPlan& p, int owner, size_t n) {
+  return cut(p.owner_fraction, static_cast<size_t>(owner), n);
+}
+
+std::pair<size_t, size_t> route_part(const std::vector<Route>& routes, size_t r, size_t len) {
+  std::vector<double> f;
+  for (const auto& x : routes) f.push_back(x.fraction);
+  return cut(f, r, len);
+}
+
+namespace {
+void encode_routes(wire::Writer& w, const std::vector<std::vector<Route>>& v) {
+  w.put<uint64_t>(v.size());
+  for (const auto& rs : v) {
+    w.put<uint64_t>(rs.size());
+    for (const auto& r : rs) w.put(r.path), w.put(r.fraction);
+  }
+}
+void decode_routes(wire::Reader& rd, std::vector<std::vector<Route>>& v) {
+  v.resize(rd.get<uint64_t>());
+  for (auto& rs : v) {
+    rs.resize(rd.get<uint64_t>());
+    for (auto& r : rs) rd.get(r.path), rd.get(r.fraction);
+  }
+}
+void json_routes(std::ostringstream& js, const std::vector<std::vector<Route>>& v, int n) {
+  js << "[";
+  bool first = true;
+  for (size_t k = 0; k < v.size(); ++k)
+    for (const auto& r : v[k]) {
+      js << (first ? "" : ",") << "{\"from\":" << k / n << ",\"to\":" << k % n << ",\"path\":[";
+      for (size_t i = 0; i < r.path.size(); ++i) js << (i ? "," : "") << r.path[i];
+      js << "],\"fraction\":" << r.fraction << "}";
+      first = false;
+    }
+  js << "]";
+}
+}  // namespace
+
+void encode(wire::Writer& w, const SyncPlan& p) {
+  w.put(p.strategy);
+  w.put(p.owner_fraction);
+  encode_routes(w, p.reduce);
+  encode_routes(w, p.broadcast);
+  w.put(p.predicted_ms);
+}
+
+void decode(wire::Reader& r, SyncPlan& p) {
+  r.get(p.strategy);
+  r.get(p.owner_fraction);
+  decode_routes(r, p.reduce);
+  decode_routes(r, p.broadcast);
+  r.get(p.predicted_ms);
+}
+
+std::string to_json(const SyncPlan& p) {
+  std::ostringstream js;
+  js.precision(10);
+  js << "{\"strategy\":\"" << p.strategy << "\"";
+  if (!p.owner_fraction.empty()) {
+    const int n = static_cast<int>(p.owner_fraction.size());
+    js << ",\"owner_fraction\":[";
+    for (size_t i = 0; i < p.owner_fraction.size(); ++i) js << (i ? "," : "") << p.owner_fraction[i];
+    js << "],\"reduce\":";
+    json_routes(js, p.reduce, n);
+    js << ",\"broadcast\":";
+    json_routes(js, p.broadcast, n);
+  }
+  if (p.predicted_ms > 0) js << ",\"predicted_ms\":" << p.predicted_ms;
+  js << "}";
+  return js.str();
+}
+
+}  // namespace strait

@@ -1,0 +1,53 @@
+// plan.hpp — a sync plan: what the controller's sync planner decides and a sync strategy
+// executes. It names the strategy (registry.cpp) and, for owner plans, says how the gradient
+// vector is cut and moved: the full vector (canonical layout) is cut into one contiguous slice
+// per DC, slice j of fraction owner_fraction[j] is reduced at DC j (its owner) from every DC's
+// copy, then broadcast back. reduce[s·n + j] lists the routes by which DC s sends its part of
+// slice j to owner j, broadcast[j·n + d] those by which owner j sends the reduced slice to d;
+// each route carries a fraction of those bytes over one path (multi-path when there are
+// several). A star is one owner; the BLP planner (to come) fills fractions from an LP.
+// Strategies that do not use owners (the hierarchical ring) ignore those fields.
+// The plan travels to every rank inside the decision record (src/control/plan.hpp).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/wire.hpp"
+#include "net/transport.hpp"
+
+namespace strait {
+
+struct Route {
+  std::vector<int> path;  // DC indices, front sends, back receives
+  double fraction = 1.0;  // of the flow's bytes
+  bool operator==(const Route&) const = default;
+};
+
+struct SyncPlan {
+  std::string strategy = "hierarchical";
+  std::vector<double> owner_fraction;         // per DC, summing to 1 (owner plans)
+  std::vector<std::vector<Route>> reduce;     // [src·n + owner]
+  std::vector<std::vector<Route>> broadcast;  // [owner·n + dst]
+  double predicted_ms = 0;                    // the planner's own prediction; 0 = none
+  bool operator==(const SyncPlan&) const = default;
+};
+
+// An owner plan that reduces everything at `hub`, over `paths` (a star; parameter server).
+SyncPlan star_plan(int num_dcs, int hub, const Paths& paths);
+
+// Throws std::invalid_argument naming what is wrong: fractions that are negative or do not sum
+// to 1, missing routes for an owner with a non-empty slice, route fractions that do not sum to
+// 1, or a path that does not run from its source to its destination.
+void check_owner_plan(const SyncPlan& p, int num_dcs);
+
+// [lo, hi) of owner j's slice of an n-element vector: floor(prefix · n), the last one ends at n.
+// Every rank computes the same cut from the same plan.
+std::pair<size_t, size_t> owner_slice(const SyncPlan& p, int owner, size_t n);
+// [lo, hi) of route r's part of `len` elements (same rule over the route fractions).
+std::pair<size_t, size_t> route_part(const std::vector<Route>& routes, size_t r, size_t len);
+
+void encode(wire::Writer& w, const SyncPlan& p);
+void decode(wire::Reader& r, SyncPlan& p);
+std::string to_json(const SyncPlan& p);
+
+}  // namespace strait

@@ -1,0 +1,124 @@
+// run.hpp — one training run as an object whose members own everything it holds (topology and
+// communicators, backend, model state, sync channels, the controller, the transport, the trace,
+// a sync thread), so that every exit path releases them in one place, in reverse order.
+// Its phases are named methods:
+//   start (the constructor, run_start.cpp): checks that may refuse the run, the start state, the
+//     backend, the controller and its first decision record, the transport, the trace;
+//   step  (run_step.cpp): sample → compute → emulate → sync → update → measure-and-decide →
+//     trace → apply; the overlap in force decides whether sync + update run now or on the sync
+//     thread while the next step computes (PGCS), and nothing else in the loop changes;
+//   finish (run_finish.cpp): drain the sync thread, last exchange and trace rows, checkpoint,
+//     summary.
+#pragma once
+#include <mpi.h>
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backend/select.hpp"
+#include "control/controller.hpp"
+#include "control/exchange.hpp"
+#include "data/corpus.hpp"
+#include "model/transformer.hpp"
+#include "net/transport.hpp"
+#include "scenario/scenario.hpp"
+#include "sync/sync.hpp"
+#include "topo/clock.hpp"
+#include "topo/topology.hpp"
+#include "trace/trace.hpp"
+#include "train/in_flight.hpp"
+#include "train/ledger.hpp"
+#include "train/trainer.hpp"
+
+namespace strait {
+
+// Start-up refused the run (bad input): every rank throws it at the same point; exit status 2.
+struct Refused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Run {
+ public:
+  Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt);  // may throw Refused
+  ~Run();
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  // Runs the steps from the start step on; false when a signal stopped the run.
+  bool steps();
+  // Drains, writes the last trace rows, the checkpoint and the summary; the run's outcome.
+  TrainOutcome finish(bool stopped);
+
+ private:
+  // What one step carries from phase to phase on this rank.
+  struct Work {
+    int64_t step = 0;
+    int expert = 0;
+    double t_begin_ms = 0;
+    int batch = 0;          // sequences of this DC
+    double loss = 0;        // this DC's mean loss
+    double compute_ms = 0, emulated_ms = 0;
+  };
+
+  // ---- step phases (run_step.cpp) ----
+  bool step(int64_t s);
+  void sample(Work& w);
+  void compute(Work& w);
+  void emulate(Work& w);
+  void sync_and_update(Work& w);  // now, or started on the sync thread (pipelined)
+  void launch_sync(const Work& w);
+  void complete_in_flight();      // join the sync thread and update its expert
+  void update(int expert, int64_t step, double sync_ms, double wait_ms);
+  Reply measure_and_decide(const Work* w, bool last);
+  void trace_completed();
+  void apply(const Plan& next);
+  SyncInput sync_input(double weight, const Plan& plan) const;
+  SyncStrategy& strategy(const std::string& name);
+
+  // ---- start and finish (run_start.cpp, run_finish.cpp) ----
+  void write_checkpoint(int64_t next_step);
+  void print_progress(const StepRow& row);
+
+  const Config& cfg_;
+  const TrainOptions& opt_;
+  Topology topo_;
+  bool root_ = false;
+  int64_t start_ = 0;
+  std::shared_ptr<const Scenario> scenario_;
+  Corpus corpus_;
+  ComputeBackend compute_;
+  std::vector<Layout> layouts_;                          // every rank of this DC
+  std::vector<std::unique_ptr<ParamSet<float>>> experts_;
+  std::vector<SyncChannel> channels_;                    // per expert
+  std::unique_ptr<Transformer<float>> model_;
+  ClockOffsets clock_;
+  std::unique_ptr<Exchange> exchange_;
+  std::unique_ptr<Controller> ctl_;                      // rank 0
+  std::shared_ptr<const Plan> plan_;                     // the decision record in force
+  std::vector<int> seqs_;                                // sequences per DC under plan_
+  std::map<std::string, std::unique_ptr<SyncStrategy>> strategies_;
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<TraceWriter> trace_;                   // rank 0
+  StepLedger ledger_;                                    // rank 0
+  std::vector<Completion> done_;                         // completions not yet reported
+  std::vector<DecisionRow> decision_rows_;               // rank 0, not yet traced
+  std::vector<StepRecord> completed_;                    // rank 0, not yet traced
+  std::map<int64_t, std::vector<int64_t>> offsets_;      // rank 0: corpus offsets by step
+  std::vector<int32_t> tokens_, targets_;
+  InFlightSync in_flight_;                               // last: joined before the rest goes
+
+  // Rank 0's running figures.
+  double ctl_ms_prev_ = 0, trace_ms_prev_ = 0;
+  struct Summary {
+    double tok_s = 0, wall = 0, compute = 0, sync = 0, wait = 0, ctl = 0, trace = 0;
+    int steps = 0;
+  } sum_;
+  TrainOutcome out_;
+  int64_t next_step_ = 0;  // the first step not yet computed
+  bool started_ = false;   // the first decision record has been applied
+};
+
+}  // namespace strait

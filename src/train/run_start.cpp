@@ -1,0 +1,121 @@
+// run_start.cpp — the start phase of a run (see run.hpp): rank 0 decides whether the run may
+// start and every rank agrees (so bad input exits 2 everywhere, before any file exists), then
+// the start state, the backend, the controller's first decision record, the transport and the
+// trace.
+#include <cstdio>
+
+#include "core/apportion.hpp"
+#include "core/check.hpp"
+#include "train/model_state.hpp"
+#include "train/run.hpp"
+#include "train/startup.hpp"
+
+namespace strait {
+
+Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
+    : cfg_(cfg), opt_(opt), topo_(make_topology(cfg, comm)), ledger_(topo_.world_size) {
+  root_ = topo_.world_rank == 0;
+  const ModelConfig& mc = cfg.model;
+
+  // ---- checks (rank 0 decides, everyone agrees) ----
+  Checkpoint ck;
+  const std::string refused = agree(topo_, root_ ? check_startup(cfg, opt, ck) : "");
+  if (!refused.empty()) throw Refused(refused);
+  // The loader checked that the corpus is readable; its size after de-duplication is known only
+  // now. Every rank reads the same files, so rank 0's verdict stands for all.
+  std::string corpus_err;
+  try {
+    corpus_ = load_corpus(cfg.train.corpus);
+    if (corpus_.bytes.size() < static_cast<size_t>(mc.seq_len) + 1)
+      corpus_err = "train.corpus: " + cfg.train.corpus + " holds " +
+                   std::to_string(corpus_.bytes.size()) +
+                   " bytes; expected at least model.seq_len + 1 = " + std::to_string(mc.seq_len + 1);
+  } catch (const std::exception& e) {
+    corpus_err = std::string("train.corpus: ") + e.what();
+  }
+  corpus_err = agree(topo_, root_ ? corpus_err : "");
+  if (!corpus_err.empty()) throw Refused(corpus_err);
+
+  // ---- the state the run starts from ----
+  StartState st = start_state(cfg, topo_, !opt.resume.empty(), std::move(ck));
+  start_ = next_step_ = st.step;
+  out_.first_step = start_;
+  scenario_ = std::make_shared<const Scenario>(cfg);
+  compute_ = make_compute_backend(cfg.backend, cfg.gpu_math,
+                                  topo_.dc_size > 1 ? topo_.dc_comm : MPI_COMM_NULL,
+                                  node_rank(topo_.world));
+  Backend<float>& be = *compute_.be;
+  layouts_ = dc_layouts(mc, st.splits[topo_.dc]);
+  for (int e = 0; e < mc.experts; ++e) {
+    auto& x = st.experts[e];
+    experts_.push_back(std::make_unique<ParamSet<float>>(be, layouts_[topo_.local_rank]));
+    experts_[e]->load_full(x.p, x.m, x.v);
+    experts_[e]->adam_t = x.adam_t;
+    x = StartState::Expert{};  // the shards hold it now
+    channels_.push_back(SyncChannel::open(topo_, be));
+  }
+  model_ = std::make_unique<Transformer<float>>(be, *compute_.dc);
+  clock_ = estimate_clock_offsets(topo_.world);
+  exchange_ = std::make_unique<Exchange>(topo_);
+
+  // ---- the controller and its first decision record ----
+  int level = 0;
+  MPI_Query_thread(&level);
+  std::vector<char> bytes;
+  if (root_) {
+    Plan start;
+    start.made_after = start_ - 1;
+    start.effective = start_;
+    start.splits = st.splits;
+    start.shares = st.shares;
+    try {
+      ctl_ = std::make_unique<Controller>(cfg, make_world(cfg, *scenario_, level >= MPI_THREAD_MULTIPLE),
+                                          scenario_, std::move(start));
+    } catch (const std::exception& e) {
+      STRAIT_FATAL(e.what());  // validation checks the policy names first
+    }
+    bytes = encode(ctl_->initial(decision_rows_));
+  }
+  exchange_->broadcast(bytes);
+  Plan first = decode_plan(bytes);
+
+  MPI_CHECK(MPI_Barrier(topo_.world));  // link schedules start together
+  transport_ = std::make_unique<Transport>(cfg, scenario_, MPI_Wtime());
+
+  // ---- trace ----
+  const std::vector<std::string> hosts = gather_hostnames(topo_);
+  const std::vector<std::string> backends = gather_rank_strings(topo_, be.name());
+  std::string trace_err;
+  if (root_ && !opt.trace_path.empty()) {
+    try {
+      RunMeta meta = make_run_meta(cfg, topo_, corpus_, hosts, backends, opt.resume);
+      meta.clock_offset_ms.clear();
+      for (size_t r = 0; r < clock_.all_offset_s.size(); ++r) {
+        meta.clock_offset_ms.push_back(clock_.all_offset_s[r] * 1e3);
+        meta.clock_error_ms.push_back(clock_.all_error_s[r] * 1e3);
+      }
+      trace_ = std::make_unique<TraceWriter>(opt.trace_path, opt.force, meta);
+    } catch (const std::exception& e) {
+      trace_err = e.what();
+    }
+  }
+  trace_err = agree(topo_, trace_err);
+  if (!trace_err.empty()) throw Refused(trace_err);
+  if (trace_) {
+    for (const auto& row : decision_rows_) trace_->append_decision(row);
+    trace_->flush();
+  }
+  decision_rows_.clear();
+  if (root_ && opt.verbose)
+    print_header(cfg, topo_, corpus_, hosts, backends, first.splits, first.shares,
+                 first.sync.strategy, opt, start_);
+  // The first record may already differ from the start state (a scripted re-split at the start
+  // step of a resumed run): it is applied like any other.
+  plan_ = std::make_shared<const Plan>(Plan{start_ - 1, start_, st.splits, st.shares, {}, {}, {}});
+  apply(first);
+  started_ = true;
+}
+
+Run::~Run() = default;
+
+}  // namespace strait

@@ -1,0 +1,220 @@
+// run_step.cpp — the phases of one step (see run.hpp). Step s trains expert e = s mod E.
+// With the sequential overlap a step syncs and updates before the next one computes; with the
+// pipelined overlap (PGCS) step s's sync runs on the sync thread while step s+1 computes expert
+// e+1, and expert e is updated before it computes again — so both orders train on the same
+// weights and give the same losses, only the wall time differs.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "core/apportion.hpp"
+#include "core/check.hpp"
+#include "core/timer.hpp"
+#include "train/model_state.hpp"
+#include "train/run.hpp"
+#include "train/stop.hpp"
+
+namespace strait {
+
+bool Run::steps() {
+  for (int64_t s = start_; s < cfg_.train.steps; ++s)
+    if (!step(s)) return false;
+  return true;
+}
+
+bool Run::step(int64_t s) {
+  Work w;
+  w.step = s;
+  w.expert = static_cast<int>(s % cfg_.model.experts);
+  w.t_begin_ms = now_ms();
+  sample(w);
+  compute(w);
+  emulate(w);
+  sync_and_update(w);
+  next_step_ = s + 1;
+  const Reply reply = measure_and_decide(&w, false);
+  out_.losses.push_back(reply.loss);
+  trace_completed();
+  if (reply.stop) return false;
+  if (cfg_.checkpoint.every > 0 && (s + 1) % cfg_.checkpoint.every == 0 && s + 1 < cfg_.train.steps)
+    write_checkpoint(s + 1);
+  return true;
+}
+
+// ---- sample: this DC's slice of the global batch (a pure function of seed and step) ----
+void Run::sample(Work& w) {
+  const int B = cfg_.train.global_batch, T = cfg_.model.seq_len;
+  const auto offsets = batch_offsets(corpus_, cfg_.train.seed, w.step, B, T);
+  int begin = 0;
+  for (int d = 0; d < topo_.dc; ++d) begin += seqs_[d];
+  w.batch = seqs_[topo_.dc];
+  make_tokens(corpus_, offsets, begin, w.batch, T, tokens_, targets_);
+  if (root_) offsets_[w.step] = offsets;
+}
+
+// ---- compute: forward + backward, tensor parallel in the DC ----
+void Run::compute(Work& w) {
+  // An expert never computes on weights whose update is still in flight, whatever the plan.
+  if (in_flight_.active() && in_flight_.expert() == w.expert) complete_in_flight();
+  Backend<float>& be = *compute_.be;
+  const double t0 = now_ms();
+  w.loss = model_->forward_backward(*experts_[w.expert], tokens_.data(), targets_.data(), w.batch);
+  be.synchronize();
+  w.compute_ms = now_ms() - t0;
+}
+
+// ---- emulate: a rank slower than its device idles for the time it would lose ----
+void Run::emulate(Work& w) {
+  const double speed = scenario_->rank_speed(topo_.world_rank, w.step);
+  if (speed >= 1.0) return;
+  const double idle = (1.0 / speed - 1.0) * w.compute_ms;
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(idle));
+  w.emulated_ms = idle;
+}
+
+SyncInput Run::sync_input(double weight, const Plan& plan) const {
+  return SyncInput{&topo_, &layouts_, weight, &plan.paths, &plan.sync};
+}
+
+SyncStrategy& Run::strategy(const std::string& name) {
+  auto it = strategies_.find(name);
+  if (it == strategies_.end()) {
+    auto s = make_sync_strategy(name);
+    STRAIT_CHECK(s != nullptr, "the decision record names unknown sync strategy " + name);
+    it = strategies_.emplace(name, std::move(s)).first;
+  }
+  return *it->second;
+}
+
+// ---- sync + update: now, or on the sync thread (pipelined) ----
+void Run::sync_and_update(Work& w) {
+  // Only one sync is ever in flight: the previous step's, which finishes before this one goes.
+  if (in_flight_.active()) complete_in_flight();
+  const double weight = static_cast<double>(w.batch) / cfg_.train.global_batch;
+  if (plan_->overlap == Overlap::pipelined && topo_.world_size > 1) {
+    launch_sync(w);
+    return;
+  }
+  const double t0 = now_ms();
+  // A world of one rank holds the global gradient already (weight 1): no strategy has anything
+  // to do, and skipping it keeps a single-GPU run free of the host round trip.
+  if (topo_.world_size > 1) {
+    const SyncInput in = sync_input(weight, *plan_);
+    strategy(plan_->sync.strategy).sync(*experts_[w.expert], channels_[w.expert], in, *transport_);
+  }
+  update(w.expert, w.step, now_ms() - t0, 0.0);
+}
+
+void Run::launch_sync(const Work& w) {
+  const double weight = static_cast<double>(w.batch) / cfg_.train.global_batch;
+  std::shared_ptr<const Plan> plan = plan_;  // the sync runs under the record it started with
+  SyncStrategy* strat = &strategy(plan->sync.strategy);
+  ParamSet<float>* ps = experts_[w.expert].get();
+  SyncChannel* ch = &channels_[w.expert];
+  const SyncInput in = sync_input(weight, *plan);
+  in_flight_.start(w.step, w.expert, plan,
+                   [strat, ps, ch, in, this] { strat->sync(*ps, *ch, in, *transport_); });
+}
+
+void Run::complete_in_flight() {
+  const double t0 = now_ms();
+  const int expert = in_flight_.expert();
+  const int64_t step = in_flight_.step();
+  const double sync_ms = in_flight_.join();
+  update(expert, step, sync_ms, now_ms() - t0);
+}
+
+// ---- update: AdamW on this rank's shard of the expert ----
+void Run::update(int expert, int64_t step, double sync_ms, double wait_ms) {
+  Backend<float>& be = *compute_.be;
+  ParamSet<float>& ps = *experts_[expert];
+  const TrainConfig& t = cfg_.train;
+  const double t0 = now_ms();
+  ps.adam_t += 1;
+  be.adam(ps.params, ps.grads, ps.adam_m, ps.adam_v, ps.layout.shard_total,
+          static_cast<float>(t.lr), static_cast<float>(t.beta1), static_cast<float>(t.beta2),
+          static_cast<float>(t.eps), static_cast<float>(t.weight_decay), ps.adam_t);
+  be.synchronize();
+  done_.push_back(Completion{step, sync_ms, wait_ms, now_ms() - t0});
+}
+
+// ---- measure and decide: one exchange with the controller ----
+Reply Run::measure_and_decide(const Work* w, bool last) {
+  RankReport me;
+  me.step = w ? w->step : -1;
+  me.stop = stop_requested() ? 1 : 0;
+  if (w) {
+    me.compute_ms = w->compute_ms, me.emulated_ms = w->emulated_ms, me.loss = w->loss;
+  }
+  me.split = plan_->splits[topo_.dc][topo_.local_rank];
+  STRAIT_CHECK(done_.size() <= static_cast<size_t>(RankReport::kMaxDone), "too many completions");
+  me.n_done = static_cast<int32_t>(done_.size());
+  std::copy(done_.begin(), done_.end(), me.done);
+  done_.clear();
+  me.ready_ms = (MPI_Wtime() + clock_.offset_s) * 1e3;
+
+  const int n = topo_.num_dcs;
+  auto decide = [&](const Exchange::Gathered& g, std::vector<char>& bytes) {
+    Reply r;
+    for (const auto& m : g.ranks) r.stop = r.stop || m.stop;
+    if (w) {
+      // Global loss: each DC's mean loss weighted by its sequences of the global batch.
+      const int B = cfg_.train.global_batch;
+      for (int d = 0; d < n; ++d)
+        r.loss += static_cast<double>(seqs_[d]) / B * g.ranks[topo_.dc_first_rank[d]].loss;
+    }
+    std::vector<LinkStep> links(static_cast<size_t>(n) * n);
+    for (int s = 0; s < n; ++s)
+      for (int d = 0; d < n; ++d) {
+        if (s == d) continue;
+        LinkStep& l = links[s * n + d];
+        const LinkCounters& c = g.links[s * n + d];
+        l.bytes = c.bytes, l.busy_ms = c.busy_ms, l.queued_ms = c.queued_ms;
+        l.configured_gbps = transport_->capacity_gbps(s, d);
+        l.emulated_gbps = transport_->emulated_gbps(s, d);
+        l.configured_latency_ms = transport_->latency_ms(s, d);
+      }
+    const int64_t tokens = static_cast<int64_t>(cfg_.train.global_batch) * cfg_.model.seq_len;
+    ledger_.add(g, w ? w->step : -1, w ? w->expert : 0, r.loss, tokens,
+                w ? now_ms() - w->t_begin_ms : 0.0, std::move(links));
+    for (auto& rec : ledger_.take_complete()) {
+      ctl_->record(rec);
+      completed_.push_back(std::move(rec));
+    }
+    if (w && !last && !r.stop && w->step + 1 < cfg_.train.steps) {
+      const double t0 = now_ms();
+      if (auto next = ctl_->decide(w->step, w->step + 1, transport_->now(), decision_rows_))
+        bytes = encode(*next);
+      ctl_ms_prev_ = now_ms() - t0;
+    }
+    return r;
+  };
+  std::vector<char> bytes;
+  const Reply reply = exchange_->run(me, transport_->take_counters(), decide, bytes);
+  if (reply.has_plan) apply(decode_plan(bytes));
+  return reply;
+}
+
+// ---- apply: a new decision record, from the next step on ----
+void Run::apply(const Plan& next) {
+  const Plan& cur = *plan_;
+  if (next.splits[topo_.dc] != cur.splits[topo_.dc]) {
+    // A re-split moves every expert's parameters and Adam state: no sync may be in flight.
+    if (in_flight_.active()) complete_in_flight();
+    reshard(experts_, layouts_, dc_layouts(cfg_.model, next.splits[topo_.dc]), channels_, topo_,
+            *compute_.be);
+  }
+  if (next.splits != cur.splits && started_) ++out_.resplits;
+  try {  // the controller checked its proposal's shape; these check its content
+    transport_->check_paths(next.paths);
+    if (next.sync.strategy == "owners") check_owner_plan(next.sync, topo_.num_dcs);
+  } catch (const std::invalid_argument& e) {
+    STRAIT_FATAL(std::string("the decision record for step ") + std::to_string(next.effective) +
+                 " is unusable: " + e.what());
+  }
+  seqs_ = apportion(next.shares, cfg_.train.global_batch, 1);
+  plan_ = std::make_shared<const Plan>(next);
+}
+
+}  // namespace strait
