@@ -12,7 +12,7 @@ namespace strait {
 Exchange::Exchange(const Topology& t) : t_(t), links_(t.num_dcs * t.num_dcs) {
   MpiStruct<Completion> c;
   c.field(&Completion::step).field(&Completion::sync_ms).field(&Completion::wait_ms)
-      .field(&Completion::optimizer_ms);
+      .field(&Completion::optimizer_ms).field(&Completion::overlapped);
   completion_ = MpiType(c.commit());
   MpiStruct<RankReport> r;
   r.field(&RankReport::step).field(&RankReport::stop).field(&RankReport::n_done)

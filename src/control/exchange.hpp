@@ -25,6 +25,7 @@ struct Completion {
   double sync_ms = 0;       // the sync's own duration (on its thread when overlapped)
   double wait_ms = 0;       // how long the step loop blocked for it (overlapped syncs)
   double optimizer_ms = 0;  // Adam on the rank's shard
+  int32_t overlapped = 0;   // 1: the sync ran on the sync thread (pipelined), 0: in the loop
 };
 
 struct RankReport {

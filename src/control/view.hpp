@@ -49,6 +49,7 @@ struct StepRecord {
   double loss = 0;           // global-batch loss (nats/token)
   int64_t tokens = 0;
   double wall_ms = 0;        // rank 0's time for the step's iteration
+  bool overlapped = false;   // its sync ran while the next step computed (pipelined)
   std::vector<RankStep> ranks;   // per world rank
   std::vector<LinkStep> links;   // per ordered DC pair (src·n + dst)
 };

@@ -37,6 +37,7 @@ struct StepRow {
   int64_t tokens = 0;
   double wall_ms = 0, compute_ms = 0, sync_ms = 0, wait_ms = 0, emulated_ms = 0;
   double controller_ms = 0, trace_ms = 0;  // rank-0 overheads of the previous iteration
+  int32_t overlapped = 0;  // 1: the step's sync ran while the next step computed (pipelined)
 };
 
 // One row of /ranks per (step, rank).

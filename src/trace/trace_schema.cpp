@@ -47,7 +47,7 @@ h5::Type step_type(bool file) {
                    STRAIT_F64(StepRow, wall_ms), STRAIT_F64(StepRow, compute_ms),
                    STRAIT_F64(StepRow, sync_ms), STRAIT_F64(StepRow, wait_ms),
                    STRAIT_F64(StepRow, emulated_ms), STRAIT_F64(StepRow, controller_ms),
-                   STRAIT_F64(StepRow, trace_ms)},
+                   STRAIT_F64(StepRow, trace_ms), STRAIT_I32(StepRow, overlapped)},
                   file);
 }
 

@@ -37,6 +37,7 @@ void StepLedger::add(const Exchange::Gathered& g, int64_t computed, int expert, 
       RankStep& s = it->second.rec.ranks[k];
       s.sync_ms = c.sync_ms, s.optimizer_ms = c.optimizer_ms;
       s.wait_ms += c.wait_ms;
+      it->second.rec.overlapped = c.overlapped != 0;
       ++it->second.completions;
     }
   }

@@ -71,7 +71,7 @@ class Run {
   void sync_and_update(Work& w);  // now, or started on the sync thread (pipelined)
   void launch_sync(const Work& w);
   void complete_in_flight();      // join the sync thread and update its expert
-  void update(int expert, int64_t step, double sync_ms, double wait_ms);
+  void update(int expert, int64_t step, double sync_ms, double wait_ms, bool overlapped);
   Reply measure_and_decide(const Work* w, bool last);
   void trace_completed();
   void apply(const Plan& next);

@@ -19,6 +19,7 @@ StepRow step_row(const StepRecord& r) {
   row.loss = r.loss;
   row.tokens = r.tokens;
   row.wall_ms = r.wall_ms;
+  row.overlapped = r.overlapped ? 1 : 0;
   for (const RankStep& m : r.ranks) {  // the step is as slow as its slowest rank
     row.compute_ms = std::max(row.compute_ms, m.compute_ms);
     row.sync_ms = std::max(row.sync_ms, m.sync_ms);

@@ -103,7 +103,7 @@ void Run::sync_and_update(Work& w) {
     const SyncInput in = sync_input(weight, *plan_);
     strategy(plan_->sync.strategy).sync(*experts_[w.expert], channels_[w.expert], in, *transport_);
   }
-  update(w.expert, w.step, now_ms() - t0, 0.0);
+  update(w.expert, w.step, now_ms() - t0, 0.0, false);
 }
 
 void Run::launch_sync(const Work& w) {
@@ -122,11 +122,11 @@ void Run::complete_in_flight() {
   const int expert = in_flight_.expert();
   const int64_t step = in_flight_.step();
   const double sync_ms = in_flight_.join();
-  update(expert, step, sync_ms, now_ms() - t0);
+  update(expert, step, sync_ms, now_ms() - t0, true);
 }
 
 // ---- update: AdamW on this rank's shard of the expert ----
-void Run::update(int expert, int64_t step, double sync_ms, double wait_ms) {
+void Run::update(int expert, int64_t step, double sync_ms, double wait_ms, bool overlapped) {
   Backend<float>& be = *compute_.be;
   ParamSet<float>& ps = *experts_[expert];
   const TrainConfig& t = cfg_.train;
@@ -136,7 +136,7 @@ void Run::update(int expert, int64_t step, double sync_ms, double wait_ms) {
           static_cast<float>(t.lr), static_cast<float>(t.beta1), static_cast<float>(t.beta2),
           static_cast<float>(t.eps), static_cast<float>(t.weight_decay), ps.adam_t);
   be.synchronize();
-  done_.push_back(Completion{step, sync_ms, wait_ms, now_ms() - t0});
+  done_.push_back(Completion{step, sync_ms, wait_ms, now_ms() - t0, overlapped ? 1 : 0});
 }
 
 // ---- measure and decide: one exchange with the controller ----

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "config/config.hpp"
+#include "validate/validate.hpp"
+#include "trace/trace_reader.hpp"
 #include "train/trainer.hpp"
 
 using namespace strait;
@@ -76,7 +78,7 @@ Config load(const std::string& name, const std::string& text) {
   const std::string path = tmpdir() + "/" + name + ".toml";
   if (world_rank() == 0) std::ofstream(path) << text;
   MPI_Barrier(MPI_COMM_WORLD);
-  return load_config(path);
+  return load_valid_config(path);
 }
 
 // Runs cfg on the first cfg.world_size() ranks of the world; the others sit it out.
@@ -177,6 +179,77 @@ TEST(Equivalence, ResplitInTheMiddleOfTheRun) {
 
 TEST(Equivalence, TwoExperts) {
   Config cfg = load("experts2", base_toml(24, 2) + kEven2x2);
+  expect_matches_reference(run_on_prefix(cfg), reference(24, 2));
+}
+
+// Every slot's scripted policy changes its decision in the middle of the run — paths (relays
+// on and off), the sync plan (ring → star at the best hub → ring), the overlap (sequential →
+// pipelined → sequential → pipelined, a re-split while a sync is in flight) — and the losses
+// still follow the single-rank run. The trace shows each decision record and which steps'
+// syncs ran overlapped.
+TEST(Equivalence, ScriptedDecisionsInEverySlotMidRun) {
+  Config cfg = load("scripted",
+                    base_toml(24, 2) +
+                        "[[datacenter]]\nname = \"a\"\nranks = 1\n"
+                        "[[datacenter]]\nname = \"b\"\nranks = 2\n"
+                        "[[datacenter]]\nname = \"c\"\nranks = 1\n"
+                        "[control]\nbalancer = \"scheduled\"\npath_selector = \"scheduled\"\n"
+                        "sync_planner = \"scheduled\"\noverlap = \"scheduled\"\n"
+                        "[[control.reroute]]\nstep = 4\nfrom = \"a\"\nto = \"b\"\nvia = [\"c\"]\n"
+                        "[[control.reroute]]\nstep = 9\nfrom = \"b\"\nto = \"c\"\nvia = [\"a\"]\n"
+                        "[[control.reroute]]\nstep = 17\nfrom = \"a\"\nto = \"b\"\nvia = []\n"
+                        "[[control.switch]]\nstep = 6\nslot = \"overlap\"\npolicy = \"pgcs\"\n"
+                        "[[control.switch]]\nstep = 8\nslot = \"sync_planner\"\npolicy = \"star\"\n"
+                        "[[control.switch]]\nstep = 14\nslot = \"overlap\"\npolicy = \"sequential\"\n"
+                        "[[control.switch]]\nstep = 16\nslot = \"sync_planner\"\npolicy = \"hierarchical\"\n"
+                        "[[control.switch]]\nstep = 18\nslot = \"overlap\"\npolicy = \"pgcs\"\n"
+                        "[[control.resplit]]\nstep = 11\ndatacenter = \"b\"\n"
+                        "split = [0.8333333333, 0.1666666667]\n");
+  TrainOptions opt;
+  opt.trace_path = tmpdir() + "/scripted.h5";
+  opt.force = true;
+  const auto got = run_on_prefix(cfg, opt);
+  expect_matches_reference(got, reference(24, 2));
+  if (world_rank() != 0) return;
+  EXPECT_EQ(got.resplits, 1);
+  const TraceData d = read_trace(opt.trace_path);
+  ASSERT_EQ(d.steps.size(), 24u);
+  for (const auto& row : d.steps) {
+    const bool pipelined = (row.step >= 6 && row.step < 14) || row.step >= 18;
+    EXPECT_EQ(row.overlapped, pipelined ? 1 : 0) << "step " << row.step;
+  }
+  std::map<int64_t, std::string> plans;  // effective step → the whole record (JSON)
+  for (const auto& r : d.decisions)
+    if (r.slot == "plan") plans[r.effective_step] = r.detail;
+  std::vector<int64_t> effective;
+  for (const auto& [k, v] : plans) effective.push_back(k);
+  EXPECT_EQ(effective, (std::vector<int64_t>{0, 4, 6, 8, 9, 11, 14, 16, 17, 18}));
+  auto has = [&](int64_t step, const std::string& text) {
+    return plans.count(step) && plans[step].find(text) != std::string::npos;
+  };
+  EXPECT_TRUE(has(4, "[0,2,1]")) << plans[4];                      // a -> b relayed by c
+  EXPECT_TRUE(has(8, "\"strategy\":\"owners\"")) << plans[8];      // the star
+  EXPECT_TRUE(has(8, "\"overlap\":\"pipelined\"")) << plans[8];
+  EXPECT_TRUE(has(11, "[0.8333333333,0.1666666667]")) << plans[11];
+  EXPECT_TRUE(has(16, "\"strategy\":\"hierarchical\"")) << plans[16];
+  EXPECT_FALSE(has(17, "[0,2,1]")) << plans[17];
+}
+
+// The star from the first step, on three DCs of uneven ranks and shares.
+TEST(Equivalence, StarSyncPlan) {
+  Config cfg = load("star", base_toml(20, 1) +
+                                "batch_shares = [0.5, 0.3333333333, 0.1666666667]\n"
+                                "[[datacenter]]\nname = \"a\"\nranks = 1\n"
+                                "[[datacenter]]\nname = \"b\"\nranks = 2\n"
+                                "[[datacenter]]\nname = \"c\"\nranks = 3\n"
+                                "split = [0.1666666667, 0.3333333333, 0.5]\n"
+                                "[control]\nsync_planner = \"star\"\n");
+  expect_matches_reference(run_on_prefix(cfg), reference(20, 1));
+}
+
+// Two experts trained with their syncs overlapped from the first step.
+TEST(Equivalence, TwoExpertsPipelined) {
+  Config cfg = load("pgcs", base_toml(24, 2) + kEven2x2 + "[control]\noverlap = \"pgcs\"\n");
   expect_matches_reference(run_on_prefix(cfg), reference(24, 2));
 }
 

@@ -75,6 +75,7 @@ StepRow make_step(int64_t s) {
   r.emulated_ms = 12.5;
   r.controller_ms = 0.75;
   r.trace_ms = 0.125;
+  r.overlapped = static_cast<int32_t>(s % 2);
   return r;
 }
 
@@ -107,6 +108,7 @@ void expect_step(const StepRow& a, const StepRow& b) {
   EXPECT_EQ(a.emulated_ms, b.emulated_ms);
   EXPECT_EQ(a.controller_ms, b.controller_ms);
   EXPECT_EQ(a.trace_ms, b.trace_ms);
+  EXPECT_EQ(a.overlapped, b.overlapped);
 }
 
 void expect_rank(const RankRow& a, const RankRow& b) {
