@@ -212,7 +212,8 @@ TEST(MemoryEstimate, UsesTheRunsBatch) {
   b.name = "b";
   c.datacenters.push_back(b);
   c.train.batch_shares = {0.5, 0.5};  // 3.5 + 3.5 sequences: the run gives 4 + 3
-  const strait::MemoryEstimate e0 = strait::estimate_memory(c, 0), e1 = strait::estimate_memory(c, 1);
+  const strait::MemoryEstimate e0 = strait::estimate_memory(c, 0);
+  const strait::MemoryEstimate e1 = strait::estimate_memory(c, 1);
   EXPECT_DOUBLE_EQ(e0.params_bytes, e1.params_bytes);
   EXPECT_DOUBLE_EQ(e0.activations_bytes / e1.activations_bytes, 4.0 / 3.0);
 }
@@ -229,7 +230,8 @@ TEST(MemoryEstimate, LayersScaleTheShardExactly) {
 
 // `strait validate` prints the run's shards and batch, not rounded fractions.
 TEST(ValidateOutput, RankMapShowsTheRunsColumns) {
-  const fs::path dir = fs::temp_directory_path() / ("strait_test_shard_" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("strait_test_shard_" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "corpus.txt") << "a tiny corpus for the config to point at\n";
   const fs::path file = dir / "split.toml";
@@ -245,8 +247,10 @@ TEST(ValidateOutput, RankMapShowsTheRunsColumns) {
   fs::remove_all(dir);
   ASSERT_EQ(rc, 0) << out;
   // rank, datacenter, local, split, heads, d_ff cols
-  EXPECT_NE(out.find("     0  a                0     0.75     3        5\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("     1  a                1     0.25     1        1\n"), std::string::npos) << out;
+  const std::string rank0 = "     0  a                0     0.75     3        5\n";
+  const std::string rank1 = "     1  a                1     0.25     1        1\n";
+  EXPECT_NE(out.find(rank0), std::string::npos) << out;
+  EXPECT_NE(out.find(rank1), std::string::npos) << out;
   EXPECT_NE(out.find("0.5 (4 seq)"), std::string::npos) << out;  // 3.5 + 3.5 → 4 + 3
   EXPECT_NE(out.find("0.5 (3 seq)"), std::string::npos) << out;
 }
