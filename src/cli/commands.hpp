@@ -33,4 +33,11 @@ struct LinksArgs {
 
 int cmd_links(const LinksArgs& args);                          // no MPI
 
+// `strait policies [--markdown]`: every registered policy of every controller slot, from the
+// registry tables (src/control/registry.cpp); docs/config.md holds the Markdown form.
+int cmd_policies(bool markdown);
+std::string policies_markdown();
+// One line per slot ("slot: name, name, ..."), for --help.
+std::string policies_brief();
+
 }  // namespace strait

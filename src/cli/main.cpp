@@ -46,6 +46,11 @@ int main(int argc, char** argv) {
   links->add_option("--attribution", l.attribution,
                     "Data source/licence line for the header (default: the Skyplane attribution)");
 
+  bool markdown = false;
+  auto* policies = app.add_subcommand("policies", "List the controller's policies, slot by slot (no MPI)");
+  policies->add_flag("--markdown", markdown, "As the Markdown table of docs/config.md");
+  app.footer("Policies a config may name in [control]:\n" + strait::policies_brief());
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -57,5 +62,6 @@ int main(int argc, char** argv) {
   if (*validate) return strait::cmd_validate(vconfig, vsets);
   if (*report) return strait::cmd_report(trace);
   if (*links) return strait::cmd_links(l);
+  if (*policies) return strait::cmd_policies(markdown);
   return 2;
 }

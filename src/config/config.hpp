@@ -35,7 +35,7 @@ struct ScheduleRow {
 
 // A directed link. Its capacity and latency follow at most one schedule: none (constant), a
 // piecewise CSV, one step change, or a Markov-modulated congestion process. All times here are
-// scenario times; network.time_scale stretches them (src/net/schedule.hpp, make_link_schedule).
+// scenario times; network.time_scale stretches them (src/scenario/schedule.hpp, make_link_schedule).
 struct LinkConfig {
   std::string from, to;       // datacenter names
   double capacity_gbps = 1.0; // > 0

@@ -1,5 +1,5 @@
 // emu.hpp — runs the CUDA backend's kernels on the CPU, so that CI (which has nvcc but no GPU)
-// executes their logic instead of only compiling it. tools/gen_emu_source.py rewrites each
+// executes their logic instead of only compiling it. gen_emu_source.py (next to this file) rewrites each
 // `kernel<<<grid, block, shm, stream>>>(args);` of a .cu file into
 // `::emu::launch("site", grid, block, [&] { kernel(args); });`, and the headers in include/
 // stand in for the CUDA runtime and cuBLAS (host memory, synchronous copies, GEMMs through
