@@ -124,7 +124,9 @@ void print_summary(const std::string& path, const TraceData& d) {
   // Time per step.
   Mean wall, compute, sync, wait, emulated;
   double tokens = 0, wall_sum = 0, controller = 0, trace = 0;
+  long long overlapped = 0;
   for (const StepRow& s : d.steps) {
+    overlapped += s.overlapped;
     wall.add(s.wall_ms);
     compute.add(s.compute_ms);
     sync.add(s.sync_ms);
@@ -142,6 +144,8 @@ void print_summary(const std::string& path, const TraceData& d) {
   std::printf("  sync ms               %.3f\n", sync.value());
   std::printf("  wait ms               %.3f\n", wait.value());
   std::printf("  emulated ms           %.3f\n", emulated.value());
+  std::printf("  overlapped syncs      %lld of %zu steps (sync ran while the next step computed)\n",
+              overlapped, d.steps.size());
   std::printf("  tokens/s              %.1f   (all tokens / all wall time)\n",
               wall_sum > 0 ? tokens / (wall_sum / 1000.0) : std::nan(""));
   std::printf("  controller overhead   %.3f %% of wall\n", pct(controller));
