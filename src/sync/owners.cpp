@@ -21,35 +21,30 @@ void owner_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, T
   // Parts of my slice from every other DC, one region per source DC.
   ch.owned.resize(own_len * N);
 
+  // One transfer per route of a flow of `len` floats from DC `from` to DC `to`: part [a, b) of
+  // the flow leaves from send + a on `from` and lands at recv + a on `to`.
+  auto add_flow = [&](std::vector<Transfer>& xs, const std::vector<Route>& routes, size_t len,
+                      int from, const float* send, int to, float* recv) {
+    for (size_t r = 0; r < routes.size(); ++r) {
+      const auto [a, b] = route_part(routes, r, len);
+      if (b == a) continue;
+      Transfer x;
+      x.path = routes[r].path;
+      x.bytes = (b - a) * sizeof(float);
+      if (self == from) x.sbuf = send + a;
+      if (self == to) x.rbuf = recv + a;
+      xs.push_back(std::move(x));
+    }
+  };
   std::vector<Transfer> reduce, broadcast;
   for (int j = 0; j < N; ++j) {
     const auto [lo, hi] = owner_slice(plan, j, n);
     if (hi == lo) continue;
-    const size_t len = hi - lo;
     for (int d = 0; d < N; ++d) {
       if (d == j) continue;
-      const auto& up = plan.reduce[d * N + j];
-      for (size_t r = 0; r < up.size(); ++r) {
-        const auto [a, b] = route_part(up, r, len);
-        if (b == a) continue;
-        Transfer x;
-        x.path = up[r].path;
-        x.bytes = (b - a) * sizeof(float);
-        if (self == d) x.sbuf = buf + lo + a;
-        if (self == j) x.rbuf = ch.owned.data() + static_cast<size_t>(d) * own_len + a;
-        reduce.push_back(std::move(x));
-      }
-      const auto& down = plan.broadcast[j * N + d];
-      for (size_t r = 0; r < down.size(); ++r) {
-        const auto [a, b] = route_part(down, r, len);
-        if (b == a) continue;
-        Transfer x;
-        x.path = down[r].path;
-        x.bytes = (b - a) * sizeof(float);
-        if (self == j) x.sbuf = buf + lo + a;
-        if (self == d) x.rbuf = buf + lo + a;
-        broadcast.push_back(std::move(x));
-      }
+      add_flow(reduce, plan.reduce[d * N + j], hi - lo, d, buf + lo, j,
+               ch.owned.data() + static_cast<size_t>(d) * own_len);
+      add_flow(broadcast, plan.broadcast[j * N + d], hi - lo, j, buf + lo, d, buf + lo);
     }
   }
   tr.execute(ch.gateways, self, reduce, 0);
