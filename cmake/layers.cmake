@@ -3,6 +3,9 @@
 # (build/layers/<name>/) holds symbolic links to src/<name> and to the folders of every layer it
 # may use — DEPS and, transitively, theirs — and nothing else, so that `#include "x/y.hpp"` of a
 # layer x that is not below it fails to compile. The trees are made at configure time.
+# Every header of the layer is also compiled on its own against that tree (a generated one-line
+# .cpp per header), so a header that no .cpp of its layer includes is held to the same rule —
+# and must include what it uses.
 set(STRAIT_LAYER_ROOT ${CMAKE_BINARY_DIR}/layers)
 
 function(strait_layer name)
@@ -31,7 +34,16 @@ function(strait_layer name)
   foreach(x IN LISTS L_EXCLUDE)
     list(REMOVE_ITEM sources ${CMAKE_SOURCE_DIR}/src/${name}/${x})
   endforeach()
-  add_library(strait_${name} STATIC ${sources})
+  file(GLOB headers CONFIGURE_DEPENDS RELATIVE ${CMAKE_SOURCE_DIR}/src/${name}
+       ${CMAKE_SOURCE_DIR}/src/${name}/*.hpp)
+  set(header_units)
+  foreach(h IN LISTS headers)
+    string(REPLACE "." "_" stem ${h})
+    set(unit ${STRAIT_LAYER_ROOT}/${name}.headers/${stem}.cpp)
+    file(CONFIGURE OUTPUT ${unit} CONTENT "#include \"${name}/${h}\"  // compiled alone: cmake/layers.cmake\n")
+    list(APPEND header_units ${unit})
+  endforeach()
+  add_library(strait_${name} STATIC ${sources} ${header_units})
   target_include_directories(strait_${name} PUBLIC ${tree})
   target_link_libraries(strait_${name} PUBLIC ${dep_targets})
   target_compile_options(strait_${name} PRIVATE -Wall -Wextra)

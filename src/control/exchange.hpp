@@ -1,7 +1,7 @@
 // exchange.hpp — the controller's link to every rank, once per step: every rank's report (one
 // described MPI record: its measurements of this iteration, the syncs it completed, its link
 // counters) goes to rank 0 in ONE gather; rank 0 answers with one broadcast (stop flag, global
-// loss, and — only when the controller changed something — the new decision record as bytes).
+// loss) and, only when the controller changed something, a second with the new decision record.
 // A SIGINT/SIGTERM on any rank becomes a stop at the same step boundary on every rank here.
 //
 // `ready_ms` is when the rank entered the exchange, on rank 0's clock (the offsets between
@@ -36,7 +36,7 @@ struct RankReport {
   double compute_ms = 0, emulated_ms = 0;
   double loss = 0;                    // mean loss of this rank's DC batch
   double split = 0;                   // this rank's split fraction
-  double ready_ms = 0;                // entered the exchange (rank 0's clock, ms since start)
+  double ready_ms = 0;                // entered the exchange: MPI_Wtime + offset, on rank 0's clock (ms)
   Completion done[kMaxDone];
 };
 

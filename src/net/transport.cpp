@@ -70,6 +70,10 @@ Transport::Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario
       time_scale_(scenario->time_scale()),
       chunk_(static_cast<size_t>(std::max<long long>(1, cfg.network.chunk_bytes))),
       scenario_(std::move(scenario)) {
+  int* ub = nullptr;
+  int flag = 0;
+  MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
+  tag_ub_ = flag && ub ? *ub : 32767;  // the least the MPI standard promises
   links_.resize(n_ * n_);
   unshaped_.assign(n_ * n_, LinkCounters{});
   for (int s = 0; s < n_; ++s)
@@ -103,29 +107,36 @@ void Transport::check_paths(const Paths& paths) const {
                                 std::to_string(n_) + " datacenters; expected one per ordered pair");
   for (int s = 0; s < n_; ++s)
     for (int d = 0; d < n_; ++d) {
-      const auto& p = paths[s * n_ + d];
-      const std::string pair = std::to_string(s) + "->" + std::to_string(d);
-      if (s == d) {
-        if (!p.empty()) throw std::invalid_argument("paths: a path from DC " + std::to_string(s) + " to itself");
-        continue;
-      }
-      if (p.size() < 2 || p.front() != s || p.back() != d)
-        throw std::invalid_argument("paths: the path of " + pair + " does not run from its source to its destination");
-      std::vector<bool> seen(n_, false);
-      for (size_t h = 0; h < p.size(); ++h) {
-        if (p[h] < 0 || p[h] >= n_ || seen[p[h]])
-          throw std::invalid_argument("paths: the path of " + pair + " names a DC twice or out of range");
-        seen[p[h]] = true;
-        if (h + 1 < p.size() && !scenario_->link(p[h], p[h + 1]))
-          throw std::invalid_argument("paths: the path of " + pair + " uses the missing link " +
-                                      std::to_string(p[h]) + "->" + std::to_string(p[h + 1]));
-      }
+      if (s != d) check_path(paths[s * n_ + d], s, d);
+      else if (!paths[s * n_ + d].empty())
+        throw std::invalid_argument("paths: a path from DC " + std::to_string(s) + " to itself");
     }
+}
+
+void Transport::check_path(const std::vector<int>& p, int s, int d) const {
+  const std::string pair = std::to_string(s) + "->" + std::to_string(d);
+  if (p.size() < 2 || p.front() != s || p.back() != d)
+    throw std::invalid_argument("the path of " + pair + " does not run from its source to its destination");
+  std::vector<bool> seen(n_, false);
+  for (size_t h = 0; h < p.size(); ++h) {
+    if (p[h] < 0 || p[h] >= n_ || seen[p[h]])
+      throw std::invalid_argument("the path of " + pair + " names a DC twice or out of range");
+    seen[p[h]] = true;
+    if (h + 1 < p.size() && !scenario_->link(p[h], p[h + 1]))
+      throw std::invalid_argument("the path of " + pair + " uses the missing link " +
+                                  std::to_string(p[h]) + "->" + std::to_string(p[h + 1]));
+  }
 }
 
 void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>& xs,
                         int tag_base) {
-  STRAIT_CHECK(tag_base >= 0 && tag_base < 256 && xs.size() < 128, "tag space exceeded");
+  // Tags only tell apart the transfers of one call (a channel's calls follow each other on every
+  // gateway, and MPI does not let one sender's messages overtake each other).
+  STRAIT_CHECK(tag_base >= 0 && tag_base < kMaxTagBases && xs.size() <= kMaxTransfers,
+               "tag space exceeded: " + std::to_string(xs.size()) + " transfers in one step (at most " +
+                   std::to_string(kMaxTransfers) + ")");
+  STRAIT_CHECK(tag_base * kMaxTransfers + kMaxTransfers - 1 <= tag_ub_,
+               "MPI_TAG_UB " + std::to_string(tag_ub_) + " is below what the transport needs");
   const double t_begin = now();
   auto nchunks = [](size_t bytes, size_t ch) { return std::max<size_t>(1, (bytes + ch - 1) / ch); };
   auto chunk_len = [](size_t bytes, size_t ch, size_t c) {
@@ -148,7 +159,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     const auto pos = std::find(x.path.begin(), x.path.end(), self);
     if (pos == x.path.end()) continue;
     const size_t h = static_cast<size_t>(pos - x.path.begin());
-    const int tag = tag_base * 128 + static_cast<int>(xi);
+    const int tag = tag_base * kMaxTransfers + static_cast<int>(xi);
     const size_t ch = chunk_for(x.path);
     const size_t nc = nchunks(x.bytes, ch);
     STRAIT_CHECK(ch <= static_cast<size_t>(INT_MAX), "chunk above 2 GiB");

@@ -54,7 +54,8 @@ class Transport {
   bool shaped() const { return shaped_; }
   double now() const;  // seconds since t0
 
-  // Runs this DC's roles in `xs` (identical list on every DC in any path). tag_base < 256.
+  // Runs this DC's roles in `xs` (identical list on every DC in any path; at most kMaxTransfers).
+  // tag_base < kMaxTagBases.
   void execute(MPI_Comm channel, int self_dc, const std::vector<Transfer>& xs, int tag_base);
 
   // One ring step: send to dst_dc and receive from src_dc, each over its path in `paths`.
@@ -67,6 +68,8 @@ class Transport {
   // Throws std::invalid_argument unless paths has one path per ordered pair, each running from
   // its source to its destination over links that exist, without repeating a DC.
   void check_paths(const Paths& paths) const;
+  // The same for one path from src to dst.
+  void check_path(const std::vector<int>& path, int src, int dst) const;
 
   // Counters since the last call, per directed link (index src·n + dst), then reset.
   std::vector<LinkCounters> take_counters();
@@ -78,11 +81,13 @@ class Transport {
   // Chunk size of transfers over `path` (see transport.cpp).
   size_t chunk_for(const std::vector<int>& path) const;
   static constexpr double kChunkSeconds = 0.002;
+  static constexpr int kMaxTransfers = 1024, kMaxTagBases = 256;
 
  private:
   int n_ = 1;
   bool shaped_ = true;
   double t0_ = 0, time_scale_ = 1;
+  int tag_ub_ = 32767;
   size_t chunk_ = 256 * 1024;
   std::shared_ptr<const Scenario> scenario_;        // configured figures (unscaled)
   std::vector<std::unique_ptr<Link>> links_;        // per ordered pair (null on the diagonal)

@@ -9,16 +9,20 @@ namespace strait {
 
 namespace {
 
-// floor(prefix fraction · n) for the cut points of a partition; the last point is n.
+// Part i of a partition of n by `fractions`: cut points floor(prefix · n). A part of fraction
+// <= 0 is empty, whatever rounding leaves over; the last part of positive fraction ends at n, so
+// the parts cover everything (fractions summing to 1 within rounding leave no tail behind).
 std::pair<size_t, size_t> cut(const std::vector<double>& fractions, size_t i, size_t n) {
   double before = 0;
-  for (size_t k = 0; k < i; ++k) before += fractions[k];
-  const double upto = before + fractions[i];
+  for (size_t k = 0; k < i; ++k) before += std::max(0.0, fractions[k]);
   auto at = [&](double f) {
     return std::min(n, static_cast<size_t>(std::floor(f * static_cast<double>(n) + 1e-9)));
   };
   const size_t lo = i == 0 ? 0 : at(before);
-  const size_t hi = i + 1 == fractions.size() ? n : at(upto);
+  if (!(fractions[i] > 0)) return {lo, lo};
+  bool last = true;
+  for (size_t k = i + 1; k < fractions.size(); ++k) last = last && !(fractions[k] > 0);
+  const size_t hi = last ? n : at(before + fractions[i]);
   return {lo, std::max(lo, hi)};
 }
 
@@ -78,6 +82,14 @@ void check_owner_plan(const SyncPlan& p, int n) {
       check_routes(p.broadcast[j * n + d], j, d, n, "broadcast");
     }
   }
+}
+
+std::vector<const std::vector<int>*> route_paths(const SyncPlan& p) {
+  std::vector<const std::vector<int>*> out;
+  for (const auto* flows : {&p.reduce, &p.broadcast})
+    for (const auto& rs : *flows)
+      for (const auto& r : rs) out.push_back(&r.path);
+  return out;
 }
 
 std::pair<size_t, size_t> owner_slice(const SyncPlan& p, int owner, size_t n) {

@@ -29,7 +29,11 @@ struct SyncPlan {
   std::vector<std::vector<Route>> reduce;     // [src·n + owner]
   std::vector<std::vector<Route>> broadcast;  // [owner·n + dst]
   double predicted_ms = 0;                    // the planner's own prediction; 0 = none
-  bool operator==(const SyncPlan&) const = default;
+  // The same plan: what would be executed (a prediction that moved changes nothing).
+  bool operator==(const SyncPlan& o) const {
+    return strategy == o.strategy && owner_fraction == o.owner_fraction && reduce == o.reduce &&
+           broadcast == o.broadcast;
+  }
 };
 
 // An owner plan that reduces everything at `hub`, over `paths` (a star; parameter server).
@@ -37,8 +41,11 @@ SyncPlan star_plan(int num_dcs, int hub, const Paths& paths);
 
 // Throws std::invalid_argument naming what is wrong: fractions that are negative or do not sum
 // to 1, missing routes for an owner with a non-empty slice, route fractions that do not sum to
-// 1, or a path that does not run from its source to its destination.
+// 1, or a path that does not run from its source to its destination. (Whether each path's links
+// exist is the transport's check: Transport::check_path.)
 void check_owner_plan(const SyncPlan& p, int num_dcs);
+// Every route path of an owner plan, for checks against the link graph.
+std::vector<const std::vector<int>*> route_paths(const SyncPlan& p);
 
 // [lo, hi) of owner j's slice of an n-element vector: floor(prefix · n), the last one ends at n.
 // Every rank computes the same cut from the same plan.

@@ -2,9 +2,10 @@
 // different ranks can be compared: when a rank entered the step exchange (how long it waited
 // for the slowest), and, for the WAN, when a byte left one DC and arrived in another.
 // Estimated at start-up by ping-pong with rank 0 (Cristian's method: of kRounds round trips,
-// the one with the smallest round-trip time gives the offset, within half that time). On one
-// machine the clocks are the same and the offsets come out within microseconds of 0; across
-// hosts they are what makes per-rank timestamps meaningful. Recorded in the trace.
+// the one with the smallest round-trip time gives the offset, within half that time). Offsets are
+// not 0 even on one machine: MPI_Wtime may count from a per-process origin (Open MPI's does).
+// Estimated once, so drift between hosts' clocks (tens of ppm) adds up over a long run — about
+// 0.1 s per hour at 30 ppm; on one host there is none. Recorded in the trace.
 #pragma once
 #include <mpi.h>
 

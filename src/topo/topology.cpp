@@ -3,6 +3,8 @@
 
 #include "core/check.hpp"
 
+#include <utility>
+
 namespace strait {
 
 Topology make_topology(const Config& cfg, MPI_Comm comm) {
@@ -25,25 +27,29 @@ Topology make_topology(const Config& cfg, MPI_Comm comm) {
   return t;
 }
 
-Topology::~Topology() {
+Topology::~Topology() { release(); }
+
+void Topology::release() {
   int fin = 0;
   MPI_Finalized(&fin);
-  if (fin) return;
-  for (MPI_Comm* c : {&gateway_comm, &dc_comm, &world})
-    if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+  for (MPI_Comm* c : {&gateway_comm, &dc_comm, &world}) {
+    if (*c != MPI_COMM_NULL && !fin) MPI_Comm_free(c);
+    *c = MPI_COMM_NULL;
+  }
 }
 
 Topology::Topology(Topology&& o) noexcept { *this = std::move(o); }
 
 Topology& Topology::operator=(Topology&& o) noexcept {
   if (this == &o) return *this;
-  this->~Topology();
+  release();
   world_rank = o.world_rank, world_size = o.world_size, num_dcs = o.num_dcs, dc = o.dc;
   local_rank = o.local_rank, dc_size = o.dc_size, is_gateway = o.is_gateway;
   dc_first_rank = std::move(o.dc_first_rank);
   dc_ranks = std::move(o.dc_ranks);
-  world = o.world, dc_comm = o.dc_comm, gateway_comm = o.gateway_comm;
-  o.world = o.dc_comm = o.gateway_comm = MPI_COMM_NULL;
+  std::swap(world, o.world);
+  std::swap(dc_comm, o.dc_comm);
+  std::swap(gateway_comm, o.gateway_comm);
   return *this;
 }
 

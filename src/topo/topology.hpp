@@ -30,6 +30,9 @@ struct Topology {
   MPI_Comm world = MPI_COMM_NULL;        // dup of the job's communicator (controller traffic)
   MPI_Comm dc_comm = MPI_COMM_NULL;      // ranks of this DC (tensor parallel)
   MPI_Comm gateway_comm = MPI_COMM_NULL; // gateways of all DCs; MPI_COMM_NULL elsewhere
+
+ private:
+  void release();  // frees the communicators (unless MPI is finalised) and nulls them
 };
 
 // Collective over `comm`; its size must equal cfg.world_size() (checked by the caller).

@@ -4,10 +4,19 @@
 #include "core/check.hpp"
 #include "core/timer.hpp"
 
+#include <exception>
+#include <string>
+
 namespace strait {
 
 InFlightSync::~InFlightSync() {
-  if (th_.joinable()) th_.join();
+  if (!th_.joinable()) return;
+  // Unwinding past a sync in flight: its peers wait for this rank in collectives that will never
+  // come, so joining would hang the job. Take it down instead.
+  if (std::uncaught_exceptions() > 0)
+    STRAIT_FATAL("an error unwound the step loop while step " + std::to_string(step_) +
+                 "'s sync was in flight");
+  th_.join();
 }
 
 void InFlightSync::start(int64_t step, int expert, std::shared_ptr<const void> keep,

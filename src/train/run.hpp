@@ -119,6 +119,7 @@ class Run {
   TrainOutcome out_;
   int64_t next_step_ = 0;  // the first step not yet computed
   bool started_ = false;   // the first decision record has been applied
+  bool thread_multiple_ = false;  // MPI_THREAD_MULTIPLE: the sync thread may call MPI
 };
 
 }  // namespace strait

@@ -61,6 +61,7 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
   // ---- the controller and its first decision record ----
   int level = 0;
   MPI_Query_thread(&level);
+  thread_multiple_ = level >= MPI_THREAD_MULTIPLE;
   std::vector<char> bytes;
   if (root_) {
     Plan start;
@@ -69,7 +70,7 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
     start.splits = st.splits;
     start.shares = st.shares;
     try {
-      ctl_ = std::make_unique<Controller>(cfg, make_world(cfg, *scenario_, level >= MPI_THREAD_MULTIPLE),
+      ctl_ = std::make_unique<Controller>(cfg, make_world(cfg, *scenario_, thread_multiple_),
                                           scenario_, std::move(start));
     } catch (const std::exception& e) {
       STRAIT_FATAL(e.what());  // validation checks the policy names first

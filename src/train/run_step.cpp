@@ -199,6 +199,20 @@ Reply Run::measure_and_decide(const Work* w, bool last) {
 // ---- apply: a new decision record, from the next step on ----
 void Run::apply(const Plan& next) {
   const Plan& cur = *plan_;
+  try {  // the controller checked its proposal's shape; these check its content first
+    transport_->check_paths(next.paths);
+    if (next.sync.strategy == "owners") {
+      check_owner_plan(next.sync, topo_.num_dcs);
+      for (int j = 0; j < topo_.num_dcs; ++j)
+        for (int d = 0; d < topo_.num_dcs; ++d) {
+          for (const Route& r : next.sync.reduce[d * topo_.num_dcs + j]) transport_->check_path(r.path, d, j);
+          for (const Route& r : next.sync.broadcast[j * topo_.num_dcs + d]) transport_->check_path(r.path, j, d);
+        }
+    }
+  } catch (const std::invalid_argument& e) {
+    STRAIT_FATAL(std::string("the decision record for step ") + std::to_string(next.effective) +
+                 " is unusable: " + e.what());
+  }
   if (next.splits[topo_.dc] != cur.splits[topo_.dc]) {
     // A re-split moves every expert's parameters and Adam state: no sync may be in flight.
     if (in_flight_.active()) complete_in_flight();
@@ -206,15 +220,13 @@ void Run::apply(const Plan& next) {
             *compute_.be);
   }
   if (next.splits != cur.splits && started_) ++out_.resplits;
-  try {  // the controller checked its proposal's shape; these check its content
-    transport_->check_paths(next.paths);
-    if (next.sync.strategy == "owners") check_owner_plan(next.sync, topo_.num_dcs);
-  } catch (const std::invalid_argument& e) {
-    STRAIT_FATAL(std::string("the decision record for step ") + std::to_string(next.effective) +
-                 " is unusable: " + e.what());
-  }
   seqs_ = apportion(next.shares, cfg_.train.global_batch, 1);
-  plan_ = std::make_shared<const Plan>(next);
+  Plan p = next;
+  // The sync thread calls MPI while the main thread does: without MPI_THREAD_MULTIPLE a
+  // pipelined record runs sequentially, whichever policy made it (every rank sees the same
+  // thread level, so all of them agree).
+  if (p.overlap == Overlap::pipelined && !thread_multiple_) p.overlap = Overlap::sequential;
+  plan_ = std::make_shared<const Plan>(std::move(p));
 }
 
 }  // namespace strait

@@ -125,16 +125,28 @@ void check_memory(const Config& cfg, Errors& e) {
   if (limit <= 0) return;
   int worst = -1;
   double worst_bytes = 0;
-  for (int r = 0; r < cfg.world_size(); ++r) {
-    const double b = estimate_memory(cfg, r).total_bytes;
-    if (b > worst_bytes) worst_bytes = b, worst = r;
+  std::string when;  // "" for the configured splits, else the scripted re-split that needs most
+  auto consider = [&](const Config& c, const std::string& what) {
+    for (int r = 0; r < c.world_size(); ++r) {
+      const double b = estimate_memory(c, r).total_bytes;
+      if (b > worst_bytes) worst_bytes = b, worst = r, when = what;
+    }
+  };
+  consider(cfg, "");
+  // A scripted re-split gives a rank more of the model from its step on: check those too.
+  for (const ResplitEvent& ev : cfg.control.resplits) {
+    Config c = cfg;
+    for (auto& dc : c.datacenters)
+      if (dc.name == ev.datacenter) dc.split = ev.split;
+    consider(c, " after the re-split at step " + std::to_string(ev.step));
   }
   if (worst < 0 || worst_bytes <= limit) return;
   const std::string lim = cfg.memory_limit_gb > 0 ? "run.memory_limit_gb" : "MemTotal";
   e.add("model", "model",
         "rank " + std::to_string(worst) + " (datacenter " +
             quote(cfg.datacenters[cfg.dc_of_rank(worst)].name) + ") needs about " +
-            msg::gib(worst_bytes) + " for parameters, gradients, Adam state and activations, " +
+            msg::gib(worst_bytes) + " for parameters, gradients, Adam state and activations" +
+            when + ", " +
             "above the limit of " + msg::gib(limit) + " (" + lim + ")",
         "at most " + msg::gib(limit) + " per rank: a smaller model or batch, or a higher "
         "run.memory_limit_gb");

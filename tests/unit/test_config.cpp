@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -698,6 +699,41 @@ TEST(Config, MemoryCheckIsForTheCpuBackend) {
   const Config c =
       load_valid_config(scratch().write("mem_cuda", big).string(), {"run.backend=cuda"});
   EXPECT_EQ(c.backend, "cuda");
+}
+
+// A scripted re-split that gives one rank most of the model must fit too: with a limit between
+// what the configured split and the re-split need, validation refuses and names the step.
+TEST(Config, MemoryCheckCoversScriptedResplits) {
+  // Both DCs of two ranks at even splits; the re-split gives west's first rank 3/4 of the model.
+  const std::string two_each =
+      with("name = \"east\"\nranks = 1\n", "name = \"east\"\nranks = 2\n",
+           with("seq_len = 16", "seq_len = 256", with("memory_limit_gb = 4", "memory_limit_gb = 0")));
+  const std::string scripted =
+      with("balancer = \"static\"\n",
+           "balancer = \"scheduled\"\n[[control.resplit]]\nstep = 5\ndatacenter = \"west\"\n"
+           "split = [0.75, 0.25]\n", two_each);
+  Config c = load_config(scratch().write("mem_resplit_probe", scripted).string());
+  auto most = [&] {
+    double m = 0;
+    for (int r = 0; r < c.world_size(); ++r) m = std::max(m, strait::estimate_memory(c, r).total_bytes);
+    return m;
+  };
+  const double before = most();
+  c.datacenters[1].split = {0.75, 0.25};
+  const double after = most();
+  ASSERT_GT(after, before);
+  std::ostringstream lim;
+  lim.precision(17);
+  lim << "memory_limit_gb = " << (before + after) / 2 / 1073741824.0;
+  try {
+    load_valid_config(scratch().write("mem_resplit", with("memory_limit_gb = 0", lim.str(), scripted)).string());
+    ADD_FAILURE() << "a re-split above the memory limit was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("after the re-split at step 5"), std::string::npos) << e.what();
+  }
+  // Without the re-split the same limit is fine.
+  EXPECT_NO_THROW(load_valid_config(
+      scratch().write("mem_resplit_none", with("memory_limit_gb = 0", lim.str(), two_each)).string()));
 }
 
 TEST(Config, NetworkKeysHaveDefaults) {

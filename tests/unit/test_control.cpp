@@ -250,6 +250,13 @@ TEST(SyncPlan, OwnerSlicesAndRoutePartsPartitionTheVector) {
     EXPECT_EQ(covered, n);
     EXPECT_EQ(owner_slice(p, 1, n).first, owner_slice(p, 1, n).second);  // fraction 0: empty
   }
+  // Fractions that sum to 1 only within rounding, the last owner at 0: its slice stays empty and
+  // the last owner of positive fraction takes the tail (no element is left without an owner).
+  SyncPlan q;
+  q.owner_fraction = {0.3333333, 0.6666666, 0.0};
+  const size_t n = 1000000;
+  EXPECT_EQ(owner_slice(q, 1, n).second, n);
+  EXPECT_EQ(owner_slice(q, 2, n).first, owner_slice(q, 2, n).second);
   const std::vector<Route> rs = {{{0, 1}, 0.25}, {{0, 2, 1}, 0.75}};
   EXPECT_EQ(route_part(rs, 0, 100), (std::pair<size_t, size_t>{0, 25}));
   EXPECT_EQ(route_part(rs, 1, 100), (std::pair<size_t, size_t>{25, 100}));
