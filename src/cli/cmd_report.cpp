@@ -175,26 +175,34 @@ void print_summary(const std::string& path, const TraceData& d) {
                   x.emulated.value());
   }
 
-  // Per directed link, from /links.
+  // Per directed link, from /links: what the wire carried, against the configured capacity.
   if (!d.links.empty()) {
     struct Link {
-      double bytes = 0;
-      Mean achieved, capacity;
+      double bytes = 0, wire_ms = 0, latency_sum = 0;
+      long long latency_n = 0;
+      Mean capacity, latency_cfg;
     };
     std::map<std::pair<int, int>, Link> links;
     for (const LinkRow& l : d.links) {
       Link& x = links[{l.src, l.dst}];
-      x.bytes += l.bytes;
-      if (l.bytes > 0) x.achieved.add(l.achieved_gbps);  // steps that used the link
-      x.capacity.add(l.capacity_gbps);
+      x.bytes += l.bytes, x.wire_ms += l.wire_ms;
+      if (l.latency_samples > 0) {
+        x.latency_sum += l.latency_ms * static_cast<double>(l.latency_samples);
+        x.latency_n += l.latency_samples;
+      }
+      x.capacity.add(l.configured_gbps);
+      x.latency_cfg.add(l.configured_latency_ms);
     }
-    std::printf("\nper link (from /links; achieved rate averaged over steps that used it)\n");
-    std::printf("  %-28s %16s %14s %14s\n", "link", "total bytes", "achieved Gb/s",
-                "capacity Gb/s");
+    std::printf("\nper link (from /links: measured at the wire; goodput = all bytes / all wire time)\n");
+    std::printf("  %-24s %14s %12s %12s %12s %12s\n", "link", "total bytes", "goodput Gb/s",
+                "config Gb/s", "latency ms", "config ms");
     for (const auto& [key, x] : links) {
       const std::string name = dc_name(m, key.first) + " -> " + dc_name(m, key.second);
-      std::printf("  %-28s %16s %14.4f %14.4f\n", name.c_str(), human_bytes(x.bytes).c_str(),
-                  x.achieved.value(), x.capacity.value());
+      const double goodput = x.wire_ms > 0 ? x.bytes * 8 / (x.wire_ms * 1e6) : 0.0;
+      const double lat = x.latency_n > 0 ? x.latency_sum / static_cast<double>(x.latency_n) : std::nan("");
+      std::printf("  %-24s %14s %12.4f %12.4f %12.3f %12.3f\n", name.c_str(),
+                  human_bytes(x.bytes).c_str(), goodput, x.capacity.value(), lat,
+                  x.latency_cfg.value());
     }
   }
 

@@ -21,7 +21,9 @@ Exchange::Exchange(const Topology& t) : t_(t), links_(t.num_dcs * t.num_dcs) {
       .nested(&RankReport::done, completion_.get());
   report_ = MpiType(r.commit());
   MpiStruct<LinkCounters> l;
-  l.field(&LinkCounters::bytes).field(&LinkCounters::busy_ms).field(&LinkCounters::queued_ms);
+  l.field(&LinkCounters::bytes).field(&LinkCounters::wire_ms).field(&LinkCounters::latency_ms)
+      .field(&LinkCounters::latency_samples).field(&LinkCounters::queued_ms)
+      .field(&LinkCounters::shaper_busy_ms);
   counters_ = MpiType(l.commit());
 
   // The record: one RankReport, then the link counters; its extent is the byte stride.
@@ -60,8 +62,10 @@ Reply Exchange::run(const RankReport& mine, const std::vector<LinkCounters>& my_
       for (int l = 0; l < links_; ++l) {
         LinkCounters c;
         std::memcpy(&c, rec + links_offset_ + l * sizeof(LinkCounters), sizeof c);
-        g.links[l].bytes += c.bytes, g.links[l].busy_ms += c.busy_ms;
-        g.links[l].queued_ms += c.queued_ms;
+        LinkCounters& t = g.links[l];
+        t.bytes += c.bytes, t.wire_ms += c.wire_ms, t.latency_ms += c.latency_ms;
+        t.latency_samples += c.latency_samples, t.queued_ms += c.queued_ms;
+        t.shaper_busy_ms += c.shaper_busy_ms;
       }
     }
     plan_bytes.clear();

@@ -33,13 +33,18 @@ struct RankStep {
   double load_ms() const { return compute_ms + emulated_ms; }
 };
 
-// One directed link during one step's iteration (the traffic of the syncs running then).
+// One directed link during one step's iteration (the traffic running then: syncs and the
+// controller's own messages), as measured at the wire; configured figures apart, named so.
 struct LinkStep {
-  double bytes = 0;      // payload bytes sent on the link
-  double busy_ms = 0;    // time the link was transmitting (see docs/trace.md)
-  double queued_ms = 0;  // time chunks waited for the link behind other chunks
+  double bytes = 0;            // payload of the flows completed over the link
+  double wire_ms = 0;          // union of their [first byte sent, last byte received]
+  double latency_ms = 0;       // mean one-way time of small one-chunk messages (0 without samples)
+  double latency_samples = 0;
+  double queued_ms = 0;        // waiting behind other flows' chunks (software shaper only)
+  double shaper_busy_ms = 0;   // the software shaper's reservations
+  double goodput_gbps() const { return wire_ms > 0 ? bytes * 8 / (wire_ms * 1e6) : 0.0; }
   // Configured figures at the end of the iteration (not measurements; for the trace).
-  double configured_gbps = 0, emulated_gbps = 0, configured_latency_ms = 0;
+  double configured_gbps = 0, configured_latency_ms = 0, enforced_gbps = 0;
 };
 
 // A completed step: its update has been applied on every rank.

@@ -1,6 +1,11 @@
 // transport.cpp — an event loop per execute(): post every receive up front, reserve each
 // outgoing chunk on its link when the previous chunk of the same flow has started (FIFO sharing,
 // see shaper.hpp), hand it to MPI at its delivery time, forward relayed chunks as they arrive.
+// Measured at the wire, per hop of every transfer: the sender stamps when its first byte goes
+// onto the link (the software shaper's transmission start, or the first MPI send under tc) in an
+// 8-byte header that travels with the flow; the receiver, when the last byte has arrived, has
+// the flow's wire interval on one clock (rank 0's). Small one-chunk messages give one-way
+// latency samples. Queueing counts only waiting behind other flows' chunks.
 #include "net/transport.hpp"
 
 #include <algorithm>
@@ -34,6 +39,9 @@ struct InFlow {
   size_t bytes = 0, chunk = 0, nchunks = 0, window = 0;
   std::vector<MPI_Request> reqs;
   size_t posted = 0, done = 0;  // chunks posted / completed, both in order
+  double sent_at = 0;           // the sender's first-byte time (header), rank 0's clock
+  MPI_Request header = MPI_REQUEST_NULL;
+  bool header_done = false, recorded = false;
 };
 
 // One outgoing flow of this DC: its own transfer (from sbuf) or a relayed one (from the
@@ -45,8 +53,11 @@ struct OutFlow {
   const InFlow* arrivals = nullptr;              // relays: the receive that feeds this flow
   size_t reserved = 0;                           // chunks reserved so far
   double prev_start = -1e300;                    // start of the last reserved chunk
+  double prev_end = -1e300;                      // end of its transmission
+  double first_byte = 0;                         // chunk 0 onto the link (rank 0's clock)
   std::vector<double> deliver;                   // per reserved chunk
   size_t sent = 0;
+  MPI_Request header = MPI_REQUEST_NULL;         // carries first_byte to the next DC
 };
 
 
@@ -75,7 +86,8 @@ Transport::Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario
   MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
   tag_ub_ = flag && ub ? *ub : 32767;  // the least the MPI standard promises
   links_.resize(n_ * n_);
-  unshaped_.assign(n_ * n_, LinkCounters{});
+  counters_.assign(n_ * n_, LinkCounters{});
+  wire_.assign(n_ * n_, {});
   for (int s = 0; s < n_; ++s)
     for (int d = 0; d < n_; ++d)
       if (const LinkSchedule* l = scenario_->link(s, d))
@@ -135,9 +147,8 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   STRAIT_CHECK(tag_base >= 0 && tag_base < kMaxTagBases && xs.size() <= kMaxTransfers,
                "tag space exceeded: " + std::to_string(xs.size()) + " transfers in one step (at most " +
                    std::to_string(kMaxTransfers) + ")");
-  STRAIT_CHECK(tag_base * kMaxTransfers + kMaxTransfers - 1 <= tag_ub_,
+  STRAIT_CHECK(tag_base * kTagStride + kTagStride - 1 <= tag_ub_,
                "MPI_TAG_UB " + std::to_string(tag_ub_) + " is below what the transport needs");
-  const double t_begin = now();
   auto nchunks = [](size_t bytes, size_t ch) { return std::max<size_t>(1, (bytes + ch - 1) / ch); };
   auto chunk_len = [](size_t bytes, size_t ch, size_t c) {
     return std::min(ch, bytes - std::min(bytes, c * ch));
@@ -146,6 +157,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   ins.reserve(xs.size());  // flows keep pointers into it
   std::vector<std::vector<char>> relay_buf(xs.size());
   std::vector<OutFlow> flows;
+  flows.reserve(xs.size());  // MPI writes headers from them
   auto post_more = [&](InFlow& in) {
     while (in.posted < in.nchunks && in.posted < in.done + in.window) {
       MPI_CHECK(MPI_Irecv(in.dst + in.posted * in.chunk,
@@ -159,7 +171,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     const auto pos = std::find(x.path.begin(), x.path.end(), self);
     if (pos == x.path.end()) continue;
     const size_t h = static_cast<size_t>(pos - x.path.begin());
-    const int tag = tag_base * kMaxTransfers + static_cast<int>(xi);
+    const int tag = tag_base * kTagStride + static_cast<int>(xi);
     const size_t ch = chunk_for(x.path);
     const size_t nc = nchunks(x.bytes, ch);
     STRAIT_CHECK(ch <= static_cast<size_t>(INT_MAX), "chunk above 2 GiB");
@@ -185,8 +197,11 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       }
       in.reqs.assign(nc, MPI_REQUEST_NULL);
       ins.push_back(std::move(in));
-      post_more(ins.back());
-      feed = &ins.back();
+      InFlow& posted = ins.back();
+      MPI_CHECK(MPI_Irecv(&posted.sent_at, 1, MPI_DOUBLE, posted.prev_dc, tag + kMaxTransfers,
+                          channel, &posted.header));
+      post_more(posted);
+      feed = &posted;
     }
     if (h + 1 < x.path.size()) {  // send (own data or relayed)
       OutFlow f;
@@ -203,7 +218,8 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   }
 
   std::vector<MPI_Request> sends;
-  std::vector<double> unshaped_bytes(n_, 0.0);
+  std::vector<LinkCounters> mine(n_ * n_);       // this call's counters, merged at the end
+  std::vector<std::pair<int, std::pair<double, double>>> intervals;  // (link, wire interval)
   for (;;) {
     bool all_done = true;
     double next_event = 1e300;
@@ -215,7 +231,24 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         ++in.done;
       }
       post_more(in);
-      if (in.done < in.nchunks) {
+      if (!in.header_done) {
+        int done = 0;
+        MPI_CHECK(MPI_Test(&in.header, &done, MPI_STATUS_IGNORE));
+        in.header_done = done != 0;
+      }
+      if (in.done == in.nchunks && in.header_done && !in.recorded) {
+        // The last byte is here: the flow's wire interval, on rank 0's clock.
+        const double got = rank0_time();
+        const int l = in.prev_dc * n_ + self;
+        intervals.push_back({l, {in.sent_at, got}});
+        mine[l].bytes += static_cast<double>(in.bytes);
+        if (in.nchunks == 1 && in.bytes <= kLatencyProbeBytes) {
+          mine[l].latency_ms += std::max(0.0, got - in.sent_at) * 1e3;
+          mine[l].latency_samples += 1;
+        }
+        in.recorded = true;
+      }
+      if (!in.recorded) {
         all_done = false;
         next_event = std::min(next_event, now() + 1e-4);
       }
@@ -223,6 +256,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     const double t = now();
     for (auto& f : flows) {
       Link* link = links_[self * n_ + f.next_dc].get();
+      const int l = self * n_ + f.next_dc;
       // Reserve the next chunk once it is here (relays) and the previous one has started.
       while (f.reserved < f.nchunks) {
         if (f.arrivals && f.arrivals->done <= f.reserved) break;  // not here yet
@@ -233,16 +267,25 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         const double len = static_cast<double>(chunk_len(f.bytes, f.chunk, f.reserved));
         if (shaped_) {
           const Reservation r = link->reserve(std::max(t, f.prev_start), len);
+          // Waiting behind this flow's own previous chunk is pipelining, not queueing.
+          mine[l].queued_ms += std::max(0.0, r.start - std::max(t, f.prev_end)) * 1e3;
+          mine[l].shaper_busy_ms += (r.end - r.start) * 1e3;
+          if (f.reserved == 0) f.first_byte = t0_ + r.start + clock_offset_s_;
           f.prev_start = r.start;
+          f.prev_end = r.end;
           f.deliver.push_back(r.deliver);
         } else {
           f.deliver.push_back(t);
-          unshaped_bytes[f.next_dc] += len;
         }
         ++f.reserved;
       }
-      // Hand chunks to MPI at their delivery time.
+      // Hand chunks to MPI at their delivery time; the header goes with the first.
       while (f.sent < f.reserved && f.deliver[f.sent] <= now()) {
+        if (f.sent == 0) {
+          if (!shaped_) f.first_byte = rank0_time();
+          MPI_CHECK(MPI_Isend(&f.first_byte, 1, MPI_DOUBLE, f.next_dc, f.tag + kMaxTransfers,
+                              channel, &f.header));
+        }
         MPI_Request r;
         MPI_CHECK(MPI_Isend(f.data + f.sent * f.chunk, static_cast<int>(chunk_len(f.bytes, f.chunk, f.sent)),
                             MPI_BYTE, f.next_dc, f.tag, channel, &r));
@@ -262,16 +305,16 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     }
     if (next_event < 1e299) sleep_until_run_time(*this, std::min(next_event, now() + 1e-3));
   }
+  for (auto& f : flows) sends.push_back(f.header);
   MPI_CHECK(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
-  if (!shaped_) {
-    const double dt_ms = (now() - t_begin) * 1e3;
-    std::lock_guard<std::mutex> lock(mu_);
-    for (int d = 0; d < n_; ++d)
-      if (unshaped_bytes[d] > 0) {
-        unshaped_[self * n_ + d].bytes += unshaped_bytes[d];
-        unshaped_[self * n_ + d].busy_ms += dt_ms;
-      }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int l = 0; l < n_ * n_; ++l) {
+    LinkCounters& c = counters_[l];
+    c.bytes += mine[l].bytes, c.latency_ms += mine[l].latency_ms;
+    c.latency_samples += mine[l].latency_samples, c.queued_ms += mine[l].queued_ms;
+    c.shaper_busy_ms += mine[l].shaper_busy_ms;
   }
+  for (const auto& [l, iv] : intervals) wire_[l].push_back(iv);
 }
 
 void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sbytes, int dst,
@@ -298,17 +341,25 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
 }
 
 std::vector<LinkCounters> Transport::take_counters() {
-  std::vector<LinkCounters> out(n_ * n_);
-  if (shaped_) {
-    for (int i = 0; i < n_ * n_; ++i)
-      if (links_[i]) {
-        const auto c = links_[i]->take();
-        out[i] = LinkCounters{c.bytes, c.busy_s * 1e3, c.queued_s * 1e3};
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<LinkCounters> out = counters_;
+  for (int l = 0; l < n_ * n_; ++l) {
+    // The union of the flows' wire intervals: concurrent flows on a link count once.
+    auto& iv = wire_[l];
+    std::sort(iv.begin(), iv.end());
+    double total = 0, lo = 0, hi = -1e300;
+    for (const auto& [a, b] : iv) {
+      if (a > hi) {
+        if (hi > lo) total += hi - lo;
+        lo = a, hi = b;
+      } else {
+        hi = std::max(hi, b);
       }
-  } else {
-    std::lock_guard<std::mutex> lock(mu_);
-    out = unshaped_;
-    for (auto& c : unshaped_) c = LinkCounters{};
+    }
+    if (!iv.empty() && hi > lo) total += hi - lo;
+    out[l].wire_ms = total * 1e3;
+    iv.clear();
+    counters_[l] = LinkCounters{};
   }
   return out;
 }

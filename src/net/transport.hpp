@@ -25,10 +25,19 @@
 
 namespace strait {
 
+// What this rank measured on one directed link since the last take_counters(). The receiving
+// gateway measures the wire, the sending one its own side; summed over ranks (each link has one
+// of each) they are the link's figures. docs/trace.md (/links) says exactly what each one is.
 struct LinkCounters {
-  double bytes = 0;      // payload bytes sent on the link
-  double busy_ms = 0;    // time the link was transmitting (shaped), or transfer wall time (none)
-  double queued_ms = 0;  // time chunks waited for the link behind other chunks
+  double bytes = 0;            // receiver: payload of the flows that completed over the link
+  double wire_ms = 0;          // receiver: union over those flows of [first byte sent, last byte
+                               // received], both on rank 0's clock (the sender's time travels
+                               // with the flow)
+  double latency_ms = 0;       // receiver: sum over small one-chunk messages of receive − send
+  double latency_samples = 0;  // receiver: how many such messages
+  double queued_ms = 0;        // sender: time its chunks waited for the link behind other flows'
+                               // chunks (software shaper; not observable under tc: 0)
+  double shaper_busy_ms = 0;   // sender: the software shaper's own reservations of the link
 };
 
 struct Transfer {
@@ -47,10 +56,12 @@ class Transport {
  public:
   // t0: the run's start (MPI_Wtime seconds); link schedules are functions of time since then.
   // The links follow `scenario` (shared with the trainer); the config gives shaper and chunks.
+  // Wire timestamps are taken on rank 0's clock: set this rank's offset (topo/clock.hpp) first.
   Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario, double t0);
   Transport(const Config& cfg, double t0);  // with its own Scenario(cfg)
 
   int num_dcs() const { return n_; }
+  void set_clock_offset(double seconds) { clock_offset_s_ = seconds; }
   bool shaped() const { return shaped_; }
   double now() const;  // seconds since t0
 
@@ -73,6 +84,8 @@ class Transport {
 
   // Counters since the last call, per directed link (index src·n + dst), then reset.
   std::vector<LinkCounters> take_counters();
+  // A message this small, in one chunk, gives a latency sample.
+  static constexpr size_t kLatencyProbeBytes = 4096;
   // Configured (scenario) capacity and latency of a link now, before time scaling, and the
   // emulated capacity the shaper enforces (after it).
   double capacity_gbps(int src, int dst) const;
@@ -81,7 +94,9 @@ class Transport {
   // Chunk size of transfers over `path` (see transport.cpp).
   size_t chunk_for(const std::vector<int>& path) const;
   static constexpr double kChunkSeconds = 0.002;
-  static constexpr int kMaxTransfers = 1024, kMaxTagBases = 256;
+  // Tags: tag_base · kTagStride + transfer index for data, + kMaxTransfers for the transfer's
+  // timestamp header (the sender's first-byte time, which the receiver needs for the wire time).
+  static constexpr int kMaxTransfers = 512, kTagStride = 2 * kMaxTransfers, kMaxTagBases = 256;
 
  private:
   int n_ = 1;
@@ -91,8 +106,13 @@ class Transport {
   size_t chunk_ = 256 * 1024;
   std::shared_ptr<const Scenario> scenario_;        // configured figures (unscaled)
   std::vector<std::unique_ptr<Link>> links_;        // per ordered pair (null on the diagonal)
-  std::mutex mu_;                                   // guards unshaped_ counters
-  std::vector<LinkCounters> unshaped_;
+  double clock_offset_s_ = 0;                       // rank-0 time = MPI_Wtime() + offset
+  double rank0_time() const { return MPI_Wtime() + clock_offset_s_; }
+  // Counters and the wire intervals of completed flows, per link; execute() may run on several
+  // threads at once (an overlapped sync, the controller's traffic).
+  std::mutex mu_;
+  std::vector<LinkCounters> counters_;
+  std::vector<std::vector<std::pair<double, double>>> wire_;
 };
 
 }  // namespace strait

@@ -48,15 +48,21 @@ struct RankRow {
   double split = 0;          // this rank's current tensor-split fraction
 };
 
-// One row of /links per (step, directed link).
+// One row of /links per (step, directed link): what was measured at the wire during the step's
+// iteration, beside the configured and enforced figures (docs/trace.md says exactly how).
 struct LinkRow {
   int64_t step = 0;
-  int32_t src = 0, dst = 0;  // datacenter indices
-  double bytes = 0, busy_ms = 0, achieved_gbps = 0;
-  double capacity_gbps = 0;  // configured (scenario) capacity at the end of the step
-  double emulated_gbps = 0;  // capacity the shaper enforced (capacity / network.time_scale)
-  double latency_ms = 0;     // configured one-way latency at the end of the step
-  double queued_ms = 0;      // time chunks waited for the link behind other chunks
+  int32_t src = 0, dst = 0;    // datacenter indices
+  double bytes = 0;            // payload of the flows completed over the link
+  double wire_ms = 0;          // union of their [first byte sent, last byte received] (rank 0's clock)
+  double goodput_gbps = 0;     // bytes·8 / wire_ms
+  double latency_ms = 0;       // mean one-way time of small one-chunk messages; NaN without any
+  int64_t latency_samples = 0;
+  double queued_ms = 0;        // chunks waiting behind other flows' chunks; NaN under tc
+  double shaper_busy_ms = 0;   // the software shaper's reservations (its own claim); NaN under tc
+  double configured_gbps = 0;  // the scenario's capacity at the end of the iteration
+  double configured_latency_ms = 0;  // the scenario's one-way latency then
+  double enforced_gbps = 0;    // what the software shaper enforced (configured / time_scale); NaN under tc
 };
 
 // One row of /decisions: what the controller decided and when it takes effect.

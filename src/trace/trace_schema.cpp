@@ -63,10 +63,11 @@ h5::Type rank_type(bool file) {
 h5::Type link_type(bool file) {
   return compound(sizeof(LinkRow),
                   {STRAIT_I64(LinkRow, step), STRAIT_I32(LinkRow, src), STRAIT_I32(LinkRow, dst),
-                   STRAIT_F64(LinkRow, bytes), STRAIT_F64(LinkRow, busy_ms),
-                   STRAIT_F64(LinkRow, achieved_gbps), STRAIT_F64(LinkRow, capacity_gbps),
-                   STRAIT_F64(LinkRow, emulated_gbps), STRAIT_F64(LinkRow, latency_ms),
-                   STRAIT_F64(LinkRow, queued_ms)},
+                   STRAIT_F64(LinkRow, bytes), STRAIT_F64(LinkRow, wire_ms),
+                   STRAIT_F64(LinkRow, goodput_gbps), STRAIT_F64(LinkRow, latency_ms),
+                   STRAIT_I64(LinkRow, latency_samples), STRAIT_F64(LinkRow, queued_ms),
+                   STRAIT_F64(LinkRow, shaper_busy_ms), STRAIT_F64(LinkRow, configured_gbps),
+                   STRAIT_F64(LinkRow, configured_latency_ms), STRAIT_F64(LinkRow, enforced_gbps)},
                   file);
 }
 

@@ -13,7 +13,9 @@ namespace strait::trace_schema {
 // Bumped when a table or attribute changes meaning; stored as /meta attribute "schema".
 // 2: /decisions rows of slot "plan" (the whole decision record), /meta clock offsets, wait_ms
 // measured against the slowest rank's arrival, rows of a step written once its sync completed.
-constexpr int32_t kSchemaVersion = 2;
+// 3: /links measured at the wire (wire_ms, goodput_gbps, latency samples, queueing behind other
+// flows) beside configured and enforced figures; the controller's traffic crosses the links.
+constexpr int32_t kSchemaVersion = 3;
 
 // DecisionRow as HDF5 sees it: variable-length strings are char pointers.
 struct DecisionRec {

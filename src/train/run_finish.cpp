@@ -1,5 +1,6 @@
 // run_finish.cpp — what a run writes: the trace rows of completed steps (rank 0), progress
 // lines, checkpoints, and the finish phase (see run.hpp).
+#include <cmath>
 #include <cstdio>
 
 #include "core/check.hpp"
@@ -58,9 +59,14 @@ void Run::trace_completed() {
         for (int d = 0; d < n; ++d) {
           if (s == d) continue;
           const LinkStep& l = r.links[s * n + d];
-          const double gbps = l.busy_ms > 0 ? l.bytes * 8.0 / (l.busy_ms * 1e6) : 0.0;
-          lr.push_back(LinkRow{r.step, s, d, l.bytes, l.busy_ms, gbps, l.configured_gbps,
-                               l.emulated_gbps, l.configured_latency_ms, l.queued_ms});
+          const double none = std::nan("");  // not observable (tc) or no sample
+          const bool shaped = transport_->shaped();
+          lr.push_back(LinkRow{r.step, s, d, l.bytes, l.wire_ms, l.goodput_gbps(),
+                               l.latency_samples > 0 ? l.latency_ms : none,
+                               static_cast<int64_t>(l.latency_samples),
+                               shaped ? l.queued_ms : none, shaped ? l.shaper_busy_ms : none,
+                               l.configured_gbps, l.configured_latency_ms,
+                               shaped ? l.enforced_gbps : none});
         }
       if (!lr.empty()) trace_->append_links(lr);
       trace_->append_step(row, offsets_.at(r.step));

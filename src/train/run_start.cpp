@@ -82,6 +82,7 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
 
   MPI_CHECK(MPI_Barrier(topo_.world));  // link schedules start together
   transport_ = std::make_unique<Transport>(cfg, scenario_, MPI_Wtime());
+  transport_->set_clock_offset(clock_.offset_s);
 
   // ---- trace ----
   const std::vector<std::string> hosts = gather_hostnames(topo_);

@@ -170,9 +170,11 @@ Reply Run::measure_and_decide(const Work* w, bool last) {
         if (s == d) continue;
         LinkStep& l = links[s * n + d];
         const LinkCounters& c = g.links[s * n + d];
-        l.bytes = c.bytes, l.busy_ms = c.busy_ms, l.queued_ms = c.queued_ms;
+        l.bytes = c.bytes, l.wire_ms = c.wire_ms, l.queued_ms = c.queued_ms;
+        l.latency_samples = c.latency_samples, l.shaper_busy_ms = c.shaper_busy_ms;
+        l.latency_ms = c.latency_samples > 0 ? c.latency_ms / c.latency_samples : 0.0;
         l.configured_gbps = transport_->capacity_gbps(s, d);
-        l.emulated_gbps = transport_->emulated_gbps(s, d);
+        l.enforced_gbps = transport_->emulated_gbps(s, d);
         l.configured_latency_ms = transport_->latency_ms(s, d);
       }
     const int64_t tokens = static_cast<int64_t>(cfg_.train.global_batch) * cfg_.model.seq_len;

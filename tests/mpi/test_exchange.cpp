@@ -54,7 +54,8 @@ TEST(Exchange, EveryFieldOfEveryRankArrivesAndTheReplyReachesAll) {
   for (int i = 0; i < me.n_done; ++i)
     me.done[i] = Completion{40 + i, 5.0 + r, 0.5 * i, 0.125 * r, i};
   std::vector<LinkCounters> links(n * n);
-  for (int l = 0; l < n * n; ++l) links[l] = LinkCounters{100.0 * l + r, 1.0 * l, 0.5 * r};
+  for (int l = 0; l < n * n; ++l)
+    links[l] = LinkCounters{100.0 * l + r, 1.0 * l, 2.0 * r, 1.0, 0.5 * r, 3.0 * l};
 
   bool decided = false;
   std::vector<char> bytes;
@@ -81,8 +82,11 @@ TEST(Exchange, EveryFieldOfEveryRankArrivesAndTheReplyReachesAll) {
     }
     for (int l = 0; l < n * n; ++l) {  // summed over the four ranks
       EXPECT_EQ(g.links[l].bytes, 4 * 100.0 * l + (0 + 1 + 2 + 3));
-      EXPECT_EQ(g.links[l].busy_ms, 4 * 1.0 * l);
+      EXPECT_EQ(g.links[l].wire_ms, 4 * 1.0 * l);
+      EXPECT_EQ(g.links[l].latency_ms, 2.0 * (0 + 1 + 2 + 3));
+      EXPECT_EQ(g.links[l].latency_samples, 4.0);
       EXPECT_EQ(g.links[l].queued_ms, 0.5 * (0 + 1 + 2 + 3));
+      EXPECT_EQ(g.links[l].shaper_busy_ms, 4 * 3.0 * l);
     }
     out = {'p', 'l', 'a', 'n', 0, 7};
     Reply rep;

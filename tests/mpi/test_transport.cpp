@@ -2,7 +2,10 @@
 // Bounds are loose (a noisy 2-core machine): a shaped transfer of X bytes over capacity C and
 // latency L takes at least X·8/C + L and at most 1.5× that + 60 ms; the strict figures belong to
 // the link benchmark. Also: relayed transfers arrive intact and use both hops; two flows on one
-// link share it; shaper "none" sends at once.
+// link share it; shaper "none" sends at once. And what the trace's /links reports is measured at
+// the wire: a receiver that is late shows a goodput below the configured rate (the software
+// shaper's own reservations would not), one flow shows no queueing while two concurrent flows
+// each wait about half the time, small messages give one-way latency samples.
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -11,6 +14,7 @@
 #include <fstream>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "config/config.hpp"
@@ -55,12 +59,24 @@ struct Timed {
   std::vector<LinkCounters> counters;
 };
 
-Timed run(Transport& tr, MPI_Comm ch, const std::vector<Transfer>& xs) {
+// Every rank's counters summed, as rank 0 sums them in a run (each link's receiver measures the
+// wire, its sender the shaper's side).
+std::vector<LinkCounters> summed(Transport& tr) {
+  std::vector<LinkCounters> mine = tr.take_counters(), all(mine.size());
+  static_assert(sizeof(LinkCounters) == 6 * sizeof(double));
+  MPI_Allreduce(mine.data(), all.data(), static_cast<int>(6 * mine.size()), MPI_DOUBLE, MPI_SUM,
+                MPI_COMM_WORLD);
+  return all;
+}
+
+Timed run(Transport& tr, MPI_Comm ch, const std::vector<Transfer>& xs, double receiver_late_s = 0) {
   MPI_Barrier(ch);
   const double t0 = MPI_Wtime();
+  if (receiver_late_s > 0 && rank() == 1) usleep(static_cast<useconds_t>(receiver_late_s * 1e6));
   tr.execute(ch, rank(), xs, 1);
   MPI_Barrier(ch);
-  return {MPI_Wtime() - t0, tr.take_counters()};
+  const double dt = MPI_Wtime() - t0;
+  return {dt, summed(tr)};
 }
 
 }  // namespace
@@ -80,9 +96,13 @@ TEST(Transport, ShapedDirectTransferTakesCapacityAndLatency) {
   if (rank() == 1) {
     EXPECT_EQ(dst, src);
   }
-  if (rank() == 0) {
-    EXPECT_EQ(t.counters[0 * 3 + 1].bytes, static_cast<double>(X));
-  }
+  const LinkCounters& ab = t.counters[0 * 3 + 1];
+  EXPECT_EQ(ab.bytes, static_cast<double>(X));
+  // The wire: from the first byte onto the link to the last byte received.
+  EXPECT_GE(ab.wire_ms, ideal * 1e3 * 0.99);
+  EXPECT_LE(ab.wire_ms, (ideal * 1.5 + 0.060) * 1e3);
+  EXPECT_LT(ab.queued_ms, 1.0);  // one flow waits only behind its own chunks: pipelining
+  EXPECT_NEAR(ab.shaper_busy_ms, X * 8.0 / 0.1e9 * 1e3, 0.5);
 }
 
 TEST(Transport, RelayArrivesIntactAndUsesBothHops) {
@@ -101,12 +121,9 @@ TEST(Transport, RelayArrivesIntactAndUsesBothHops) {
   if (rank() == 2) {
     EXPECT_EQ(dst, src);
   }
-  if (rank() == 0) {
-    EXPECT_EQ(t.counters[0 * 3 + 1].bytes, static_cast<double>(X));  // hop a→b
-  }
-  if (rank() == 1) {
-    EXPECT_EQ(t.counters[1 * 3 + 2].bytes, static_cast<double>(X));  // hop b→c
-  }
+  EXPECT_EQ(t.counters[0 * 3 + 1].bytes, static_cast<double>(X));  // hop a→b
+  EXPECT_EQ(t.counters[1 * 3 + 2].bytes, static_cast<double>(X));  // hop b→c
+  EXPECT_GT(t.counters[1 * 3 + 2].wire_ms, X * 8.0 / 0.1e9 * 1e3);
 }
 
 TEST(Transport, TwoFlowsShareOneLink) {
@@ -126,8 +143,71 @@ TEST(Transport, TwoFlowsShareOneLink) {
     EXPECT_EQ(d1, s1);
     EXPECT_EQ(d2, s2);
   }
-  if (rank() == 0) {
-    EXPECT_EQ(t.counters[0 * 3 + 1].bytes, 2.0 * X);
+  EXPECT_EQ(t.counters[0 * 3 + 1].bytes, 2.0 * X);
+}
+
+// Two equal flows started together on one link alternate chunk by chunk: every chunk waits for
+// one of the other flow's, so together they wait about as long as the link is busy (2X/C), each
+// flow half of it.
+TEST(Transport, TwoConcurrentFlowsEachWaitHalfTheTime) {
+  Config cfg = make_config(kShaped);
+  Transport tr(cfg, MPI_Wtime());
+  const size_t X = 1 << 20;
+  auto s1 = pattern(X, 6), s2 = pattern(X, 7);
+  std::vector<char> d1(X, 0), d2(X, 0);
+  MPI_Comm c1, c2;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c1);
+  MPI_Comm_dup(MPI_COMM_WORLD, &c2);
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::thread other([&] { tr.execute(c2, rank(), {Transfer{{0, 1}, s2.data(), d2.data(), X}}, 1); });
+  tr.execute(c1, rank(), {Transfer{{0, 1}, s1.data(), d1.data(), X}}, 1);
+  other.join();
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto c = summed(tr);
+  const double solo_ms = X * 8.0 / 0.1e9 * 1e3;
+  const LinkCounters& ab = c[0 * 3 + 1];
+  if (rank() == 0)
+    std::printf("  two concurrent flows: queued %.1f ms in all (link busy %.1f ms)\n", ab.queued_ms,
+                ab.shaper_busy_ms);
+  EXPECT_NEAR(ab.shaper_busy_ms, 2 * solo_ms, 1.0);
+  EXPECT_GE(ab.queued_ms, 0.8 * 2 * solo_ms);
+  EXPECT_LE(ab.queued_ms, 1.1 * 2 * solo_ms);
+  // The wire time is the union of the two flows' intervals, not their sum.
+  EXPECT_LE(ab.wire_ms, 2 * solo_ms * 1.5 + 60);
+  MPI_Comm_free(&c1);
+  MPI_Comm_free(&c2);
+}
+
+// A receiver that comes 300 ms late: the shaper reserved the link for X/C as always (its claim),
+// but the bytes arrived late, and the wire figures say so.
+TEST(Transport, LateReceiverShowsLowGoodput) {
+  Config cfg = make_config(kShaped);
+  Transport tr(cfg, MPI_Wtime());
+  const size_t X = 1 << 20;
+  auto src = pattern(X, 8);
+  std::vector<char> dst(X, 0);
+  const Timed t = run(tr, MPI_COMM_WORLD, {Transfer{{0, 1}, src.data(), dst.data(), X}}, 0.3);
+  const LinkCounters& ab = t.counters[0 * 3 + 1];
+  const double goodput_gbps = ab.bytes * 8 / (ab.wire_ms * 1e6);
+  if (rank() == 0)
+    std::printf("  late receiver: goodput %.4f Gbit/s at the wire (configured 0.1; the shaper "
+                "reserved %.1f ms)\n", goodput_gbps, ab.shaper_busy_ms);
+  EXPECT_GE(ab.wire_ms, 300.0);
+  EXPECT_LT(goodput_gbps, 0.05);
+  EXPECT_NEAR(ab.shaper_busy_ms, X * 8.0 / 0.1e9 * 1e3, 0.5);
+}
+
+TEST(Transport, SmallMessagesGiveLatencySamples) {
+  Config cfg = make_config(kShaped);
+  Transport tr(cfg, MPI_Wtime());
+  char one = 7, got = 0;
+  const Timed t = run(tr, MPI_COMM_WORLD, {Transfer{{0, 1}, &one, &got, 1}});
+  const LinkCounters& ab = t.counters[0 * 3 + 1];
+  EXPECT_EQ(ab.latency_samples, 1.0);
+  EXPECT_GE(ab.latency_ms, 10.0 * 0.99);  // the configured one-way latency
+  EXPECT_LE(ab.latency_ms, 10.0 + 5.0);
+  if (rank() == 1) {
+    EXPECT_EQ(got, 7);
   }
 }
 

@@ -2,6 +2,8 @@
 // --force semantics, survival of a SIGKILLed writer (every committed step readable, status
 // "running", also from h5py), and reading while the writer still holds the file.
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -93,7 +95,9 @@ std::vector<RankRow> make_ranks(int64_t s) {
 }
 
 std::vector<LinkRow> make_links(int64_t s) {
-  return {LinkRow{s, 0, 1, 1.5e6 + s, 12.0, 0.99, 1.0}, LinkRow{s, 1, 0, 2.5e6, 20.0, 1.0, 1.25}};
+  return {LinkRow{s, 0, 1, 1.5e6 + s, 12.0, 0.99, 20.25, 3, 0.5, 11.5, 1.0, 20.0, 1.0},
+          LinkRow{s, 1, 0, 2.5e6, 20.0, 1.0, std::nan(""), 0, std::nan(""), std::nan(""), 1.25, 5.0,
+                  std::nan("")}};
 }
 
 void expect_step(const StepRow& a, const StepRow& b) {
@@ -127,9 +131,16 @@ void expect_link(const LinkRow& a, const LinkRow& b) {
   EXPECT_EQ(a.src, b.src);
   EXPECT_EQ(a.dst, b.dst);
   EXPECT_EQ(a.bytes, b.bytes);
-  EXPECT_EQ(a.busy_ms, b.busy_ms);
-  EXPECT_EQ(a.achieved_gbps, b.achieved_gbps);
-  EXPECT_EQ(a.capacity_gbps, b.capacity_gbps);
+  EXPECT_EQ(a.wire_ms, b.wire_ms);
+  EXPECT_EQ(a.goodput_gbps, b.goodput_gbps);
+  auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+  EXPECT_TRUE(same(a.latency_ms, b.latency_ms));
+  EXPECT_EQ(a.latency_samples, b.latency_samples);
+  EXPECT_TRUE(same(a.queued_ms, b.queued_ms));
+  EXPECT_TRUE(same(a.shaper_busy_ms, b.shaper_busy_ms));
+  EXPECT_EQ(a.configured_gbps, b.configured_gbps);
+  EXPECT_EQ(a.configured_latency_ms, b.configured_latency_ms);
+  EXPECT_TRUE(same(a.enforced_gbps, b.enforced_gbps));
 }
 
 void expect_meta(const RunMeta& a, const RunMeta& b) {
