@@ -6,7 +6,7 @@ CONFIG ?= configs/default.toml
 NP ?= $(shell /usr/bin/python3 scripts/world-size.py $(CONFIG) 2>/dev/null || echo 4)
 MPIRUN = scripts/mpirun-local
 
-.PHONY: all deps configure build run test bench bench-compute bench-links clean
+.PHONY: all deps configure build run test bench bench-compute bench-links bench-forecast clean
 
 all: build
 
@@ -25,13 +25,17 @@ run: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure --timeout 900
 
-bench: bench-compute bench-links
+bench: bench-compute bench-links bench-forecast
 
 bench-compute: build
 	@bash scripts/bench-compute.sh $(BUILD)
 
 bench-links: build
 	@bash scripts/bench-links.sh $(BUILD)
+
+# The load forecasters on the real traces of ../shared/data/traces (results/forecast/).
+bench-forecast: build
+	@bash scripts/bench-forecast.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

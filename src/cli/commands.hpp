@@ -33,6 +33,22 @@ struct LinksArgs {
 
 int cmd_links(const LinksArgs& args);                          // no MPI
 
+// `strait forecast`: every series forecaster (src/control/series.hpp) evaluated over the series
+// of CSV files, offline (no MPI); docs/forecast.md.
+struct ForecastArgs {
+  std::vector<std::string> series;  // CSV files (uncompressed)
+  std::string column;               // the value column (empty: the last column)
+  std::string group = "auto";       // one series per value of this column; "auto": worker or
+                                    // pod when there is one; "none": the file is one series
+  int window = 6, horizon = 1, states = 3, skill_window = 20;
+  double alpha = 0.5;               // ewma
+  std::string fallback = "auto";
+  std::string out;                  // CSV of the table and of every series (empty: none)
+  std::string points;               // CSV of every forecast at every point (empty: none)
+};
+
+int cmd_forecast(const ForecastArgs& args);                    // no MPI
+
 // `strait policies [--markdown]`: every registered policy of every controller slot, from the
 // registry tables (src/control/registry.cpp); docs/config.md holds the Markdown form.
 int cmd_policies(bool markdown);

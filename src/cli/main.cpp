@@ -46,6 +46,33 @@ int main(int argc, char** argv) {
   links->add_option("--attribution", l.attribution,
                     "Data source/licence line for the header (default: the Skyplane attribution)");
 
+  strait::ForecastArgs fa;
+  auto* forecast = app.add_subcommand("forecast", "Evaluate every load forecaster on the series of CSV "
+                                                  "files: MAE, RMSE, MAPE, MASE (docs/forecast.md; no MPI)");
+  forecast->add_option("--series", fa.series, "CSV file, uncompressed, with a header line (repeatable)")
+      ->required();
+  forecast->add_option("--column", fa.column, "Column of values (default: the last column)");
+  forecast->add_option("--group", fa.group, "One series per value of this column; auto: worker or pod "
+                                            "if there is one; none: one series per file")
+      ->capture_default_str();
+  forecast->add_option("--window", fa.window, "Values a GM(1,1) fit and moving-mean use (>= 4)")
+      ->capture_default_str();
+  forecast->add_option("--horizon", fa.horizon, "Steps ahead each forecast reaches (>= 1)")
+      ->capture_default_str();
+  forecast->add_option("--states", fa.states, "Markov states of gmc (>= 2)")->capture_default_str();
+  forecast->add_option("--alpha", fa.alpha, "EWMA weight of the newest value, in (0, 1]")
+      ->capture_default_str();
+  forecast->add_option("--skill-window", fa.skill_window,
+                       "Past forecasts the skill test of gm11/gmc weighs (0: no test)")
+      ->capture_default_str();
+  forecast->add_option("--fallback", fa.fallback,
+                       "Baseline gm11/gmc fall back to; auto: the most accurate one lately")
+      ->capture_default_str();
+  forecast->add_option("--out", fa.out, "Write the table and every series' scores as CSV (overwritten)");
+  forecast->add_option("--points", fa.points,
+                       "Write every forecaster's forecast at every scored point as CSV, with the "
+                       "gm11-textbook fit's C, P, a and shift (overwritten)");
+
   bool markdown = false;
   auto* policies = app.add_subcommand("policies", "List the controller's policies, slot by slot (no MPI)");
   policies->add_flag("--markdown", markdown, "As the Markdown table of docs/config.md");
@@ -63,5 +90,6 @@ int main(int argc, char** argv) {
   if (*report) return strait::cmd_report(trace);
   if (*links) return strait::cmd_links(l);
   if (*policies) return strait::cmd_policies(markdown);
+  if (*forecast) return strait::cmd_forecast(fa);
   return 2;
 }

@@ -113,12 +113,26 @@ struct TrainConfig {
   int log_every = 10;
 };
 
+// [control.forecast]: the series forecasters behind the forecaster policies ewma, gm11 and gmc
+// (src/control/series.hpp, docs/forecast.md).
+struct ForecastConfig {
+  int window = 6;                       // >= 4: values a GM(1,1) fit uses
+  int states = 3;                       // >= 2: Markov states of gmc
+  int horizon = 1;                      // >= 1: steps each forecast reaches past the effective step
+  std::string fallback = "auto";        // what gm11/gmc hand over to: a baseline or "auto"
+  double ewma_alpha = 0.5;              // (0, 1]: weight of the newest value
+  int skill_window = 20;                // 0 (no skill test) or >= 4 past forecasts weighed
+  std::string checks = "full";          // "full" | "textbook" (only the checks that leave
+                                        // GM(1,1) undefined)
+};
+
 struct ControlConfig {
   std::string forecaster = "last-value";
   std::string balancer = "static";
   std::string path_selector = "direct";
   std::string sync_planner = "hierarchical";
   std::string overlap = "sequential";
+  ForecastConfig forecast;            // [control.forecast]
   std::vector<ResplitEvent> resplits;  // [[control.resplit]] entries, by step
   std::vector<RerouteEvent> reroutes;  // [[control.reroute]] entries, by step
   std::vector<SwitchEvent> switches;   // [[control.switch]] entries, by step

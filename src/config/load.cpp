@@ -46,10 +46,12 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"train", {"global_batch", "steps", "lr", "beta1", "beta2", "eps", "weight_decay", "seed",
                  "corpus", "batch_shares", "log_every"}},
       {"control", {"forecaster", "balancer", "path_selector", "sync_planner", "overlap",
-                   "resplit", "reroute", "switch"}},
+                   "resplit", "reroute", "switch", "forecast"}},
       {"control.resplit", {"step", "datacenter", "split"}},
       {"control.reroute", {"step", "from", "to", "via"}},
       {"control.switch", {"step", "slot", "policy"}},
+      {"control.forecast", {"window", "states", "horizon", "fallback", "ewma_alpha",
+                            "skill_window", "checks"}},
       {"trace", {"path"}},
       {"checkpoint", {"every", "path"}},
   };
@@ -64,6 +66,7 @@ const std::set<std::string> kStringKeys = {
     "train.corpus", "control.forecaster", "control.balancer", "control.path_selector",
     "control.sync_planner", "control.overlap", "control.resplit.datacenter",
     "control.reroute.from", "control.reroute.to", "control.switch.slot", "control.switch.policy",
+    "control.forecast.fallback", "control.forecast.checks",
     "trace.path",
     "checkpoint.path"};
 
@@ -1063,6 +1066,38 @@ void read_switches(Checker& c, const toml::table* t, Config& cfg, bool steps_ok)
                    [](const SwitchEvent& x, const SwitchEvent& y) { return x.step < y.step; });
 }
 
+// [control.forecast]: the series forecasters' parameters. That `fallback` names a baseline and
+// that the window fits in the controller's history are checked one layer up (validate/).
+void read_forecast(Checker& c, const toml::table* t, ForecastConfig& f) {
+  const std::string p = "control.forecast.";
+  read_int(c, t, "window", p + "window", 4, INT_MAX, f.window,
+           "an integer >= 4 (values in a GM(1,1) window; GM(1,1) needs 4)");
+  read_int(c, t, "states", p + "states", 2, INT_MAX, f.states,
+           "an integer >= 2 (Markov states of gmc)");
+  read_int(c, t, "horizon", p + "horizon", 1, INT_MAX, f.horizon);
+  read_string(c, t, "fallback", p + "fallback", f.fallback,
+              "a string: the name of a baseline forecaster (docs/forecast.md)");
+  read_number(c, t, "ewma_alpha", p + "ewma_alpha", f.ewma_alpha,
+              [](double v) { return v > 0 && v <= 1; }, "a number in (0, 1]");
+  const std::string skill_rule = "0 (no skill test) or an integer >= 4 (past forecasts weighed)";
+  int skill = f.skill_window;
+  if (read_int(c, t, "skill_window", p + "skill_window", 0, INT_MAX, skill, skill_rule) == Got::ok) {
+    if (skill >= 1 && skill < 4)
+      c.fail(child(t, "skill_window"), p + "skill_window", std::to_string(skill) + " is out of range",
+             skill_rule);
+    else
+      f.skill_window = skill;
+  }
+  std::string checks = f.checks;
+  const std::string checks_rule = "\"full\" or \"textbook\"";
+  if (read_string(c, t, "checks", p + "checks", checks, checks_rule) == Got::ok) {
+    if (checks != "full" && checks != "textbook")
+      c.fail(child(t, "checks"), p + "checks", "unknown value " + quote(checks), checks_rule);
+    else
+      f.checks = checks;
+  }
+}
+
 // The policy names themselves are checked against the registries one layer up
 // (validate/validate.cpp); here only their type and the scripted entries.
 void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bool steps_ok) {
@@ -1077,6 +1112,7 @@ void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bo
   read_resplits(c, t, cfg, dcs_ok, steps_ok);
   read_reroutes(c, t, cfg, dcs_ok, steps_ok);
   read_switches(c, t, cfg, steps_ok);
+  read_forecast(c, child_table(t, "forecast"), ct.forecast);
 }
 
 // Config::where: the place of every table, array entry and value of the parsed document (after

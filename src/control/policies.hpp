@@ -7,6 +7,10 @@ namespace strait {
 
 std::unique_ptr<Forecaster> make_last_value_forecaster(const Config&);
 std::unique_ptr<Forecaster> make_moving_mean_forecaster(const Config&);
+std::unique_ptr<Forecaster> make_ewma_forecaster(const Config&);
+std::unique_ptr<Forecaster> make_gm11_forecaster(const Config&);
+std::unique_ptr<Forecaster> make_gmc_forecaster(const Config&);
+std::unique_ptr<Forecaster> make_oracle_forecaster(const Config&);
 std::unique_ptr<Balancer> make_static_balancer(const Config&);
 std::unique_ptr<Balancer> make_scheduled_balancer(const Config&);
 std::unique_ptr<PathSelector> make_direct_path_selector(const Config&);

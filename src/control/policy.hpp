@@ -18,8 +18,18 @@
 namespace strait {
 
 // Load forecaster: per-rank load (compute + emulated ms per step) for view.effective_step().
+// The per-rank vectors after load_ms say how each forecast came about (for the trace); a policy
+// that does not say leaves them empty.
 struct Forecast {
   std::vector<double> load_ms;  // per world rank; empty while it has nothing to go on
+  // [rank][j]: the load at effective_step + j, j < [control.forecast] horizon (ahead_ms[r][0]
+  // is load_ms[r]); empty when the policy looks only at the effective step.
+  std::vector<std::vector<double>> ahead_ms;
+  std::vector<std::string> model;  // what produced load_ms[r]: "gm11", "gmc", "ewma", "oracle",
+                                   // or "fallback:<baseline>" when a grey model handed over
+  std::vector<std::string> why;    // why the fallback answered ("" when the model did)
+  std::vector<double> c, p;        // GM(1,1) posterior variance ratio and small-error
+                                   // probability of the window behind load_ms[r] (NaN: no fit)
   std::string detail = "{}";
 };
 class Forecaster {

@@ -23,6 +23,16 @@ const Table<Forecaster> kForecasters = {
     {"last-value", make_last_value_forecaster, "each rank's load in the last completed step"},
     {"moving-mean", make_moving_mean_forecaster,
      "mean of each rank's load over the last 8 completed steps"},
+    {"ewma", make_ewma_forecaster,
+     "exponentially weighted mean of each rank's load ([control.forecast] ewma_alpha)"},
+    {"gm11", make_gm11_forecaster,
+     "rolling GM(1,1) of each rank's load, with its checks and a fallback baseline "
+     "([control.forecast])"},
+    {"gmc", make_gmc_forecaster,
+     "Grey Markov Chain: gm11 corrected by a Markov chain of its relative residuals, same checks "
+     "and fallback"},
+    {"oracle", make_oracle_forecaster,
+     "UPPER BOUND, not a method: last compute / the scenario's true speed at the step forecast"},
 };
 const Table<Balancer> kBalancers = {
     {"static", make_static_balancer, "the splits and batch shares the run started with"},

@@ -6,6 +6,8 @@
 
 #include "config/messages.hpp"
 #include "control/policy.hpp"
+#include "control/series.hpp"
+#include "control/view.hpp"
 #include "model/layout.hpp"
 #include "model/memory.hpp"
 
@@ -67,6 +69,22 @@ void check_switches(const Config& cfg, Errors& e) {
           names.empty() ? "a policy of control." + s.slot + " other than \"scheduled\""
                         : "one of " + join(names));
   }
+}
+
+// [control.forecast]: the fallback is a baseline series forecaster or "auto", and a window fits
+// in the history the controller keeps (a longer one would never fill).
+void check_forecast(const Config& cfg, Errors& e) {
+  const ForecastConfig& f = cfg.control.forecast;
+  const std::vector<std::string>& fallbacks = fallback_names();
+  if (!has(fallbacks, f.fallback))
+    e.add("control.forecast.fallback", "control.forecast.fallback",
+          "unknown baseline " + quote(f.fallback), "one of " + join(fallbacks));
+  const long long most = static_cast<long long>(ControllerView::kHistory);
+  if (f.window > most)
+    e.add("control.forecast.window", "control.forecast.window",
+          std::to_string(f.window) + " is out of range",
+          "an integer in [4, " + std::to_string(most) + "] (the controller keeps the last " +
+              std::to_string(most) + " steps)");
 }
 
 std::string head_split_problem(const ModelConfig& m, const SplitCheck& sc,
@@ -161,6 +179,7 @@ Config load_valid_config(const std::string& path, const std::vector<std::string>
   check_size(cfg, e);
   check_policies(cfg, e);
   check_switches(cfg, e);
+  check_forecast(cfg, e);
   // The estimate shards the model as the run will, which needs the splits and size to pass.
   if (!e.any()) check_memory(cfg, e);
   e.throw_if_any();

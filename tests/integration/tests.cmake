@@ -14,3 +14,11 @@ endforeach()
 add_test(NAME netns_tc COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_netns.sh
          --build $<TARGET_FILE_DIR:strait> --source ${CMAKE_SOURCE_DIR})
 set_tests_properties(netns_tc PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 RUN_SERIAL TRUE)
+
+# `strait forecast` (no MPI): the table against a Python recomputation, and its bad input.
+foreach(case table bad_input)
+  add_test(NAME cli_forecast_${case}
+           COMMAND ${STRAIT_PY} ${CMAKE_CURRENT_LIST_DIR}/forecast_test.py ${case}
+                   --strait $<TARGET_FILE:strait> --source ${CMAKE_SOURCE_DIR})
+  set_tests_properties(cli_forecast_${case} PROPERTIES TIMEOUT 120)
+endforeach()

@@ -145,6 +145,7 @@ std::vector<BadCase> bad_cases() {
   const std::string sw =
       with_policies("sync_planner = \"scheduled\"\noverlap = \"scheduled\"\n");
   const std::string east_west = "\n[[control.reroute]]\nstep = 5\nfrom = \"east\"\nto = \"west\"\n";
+  const std::string fc = b + "\n[control.forecast]\n";
   return {
       {"unknown_key", with("seq_len = 16\n", "seq_len = 16\nseqlen = 3\n"), {}, "unknown key",
        "model.seqlen", "seqlen = 3"},
@@ -360,12 +361,44 @@ std::vector<BadCase> bad_cases() {
            "\n[[control.resplit]]\nstep = 5\ndatacenter = \"west\"\nsplit = [0.6, 0.4]\n",
        {}, "4 heads cannot be split as [0.6, 0.4] in datacenter \"west\" (2.4, 1.6 heads)",
        "control.resplit.1.split", "split = [0.6, 0.4]"},  // entry 1, though sorted first
-      {"unknown_forecaster", with_policies("forecaster = \"oracle\"\n"), {},
-       "unknown policy \"oracle\"; expected one of ", "control.forecaster", "forecaster ="},
+      {"unknown_forecaster", with_policies("forecaster = \"crystal-ball\"\n"), {},
+       "unknown policy \"crystal-ball\"; expected one of ", "control.forecaster", "forecaster ="},
       {"unknown_policy_by_set", b, {"control.overlap=magic"}, "unknown policy \"magic\"",
        "control.overlap", "", true},
       {"policy_not_a_string", with_policies("sync_planner = 3\n"), {}, "got an integer (3)",
        "control.sync_planner", "sync_planner = 3"},
+      // [control.forecast]: ranges here, the fallback and the history bound in validate/.
+      {"forecast_window_below_4", fc + "window = 3\n", {},
+       "3 is out of range; expected an integer >= 4", "control.forecast.window", "window = 3"},
+      {"forecast_window_beyond_history", fc + "window = 5000\n", {},
+       "5000 is out of range; expected an integer in [4, 4096]", "control.forecast.window",
+       "window = 5000"},
+      {"forecast_window_not_an_integer", fc + "window = \"six\"\n", {}, "got a string",
+       "control.forecast.window", "window ="},
+      {"forecast_states_below_2", fc + "states = 1\n", {},
+       "1 is out of range; expected an integer >= 2", "control.forecast.states", "states = 1"},
+      {"forecast_states_by_set", b, {"control.forecast.states=0"}, "0 is out of range",
+       "control.forecast.states", "", true},
+      {"forecast_horizon_zero", fc + "horizon = 0\n", {}, "expected an integer >= 1",
+       "control.forecast.horizon", "horizon = 0"},
+      {"forecast_alpha_zero", fc + "ewma_alpha = 0\n", {},
+       "0 is out of range; expected a number in (0, 1]", "control.forecast.ewma_alpha",
+       "ewma_alpha"},
+      {"forecast_alpha_above_1_by_set", b, {"control.forecast.ewma_alpha=1.5"},
+       "1.5 is out of range; expected a number in (0, 1]", "control.forecast.ewma_alpha", "",
+       true},
+      {"forecast_fallback_not_a_baseline", fc + "fallback = \"gm11\"\n", {},
+       "unknown baseline \"gm11\"; expected one of auto, last-value, moving-mean, ewma",
+       "control.forecast.fallback", "fallback ="},
+      {"forecast_skill_window_3", fc + "skill_window = 3\n", {},
+       "3 is out of range; expected 0 (no skill test) or an integer >= 4",
+       "control.forecast.skill_window", "skill_window"},
+      {"forecast_checks_unknown", fc + "checks = \"strict\"\n", {},
+       "unknown value \"strict\"; expected \"full\" or \"textbook\"", "control.forecast.checks",
+       "checks ="},
+      {"forecast_unknown_key", fc + "windw = 6\n", {},
+       "unknown key; expected one of the keys of [control.forecast]: window, states, horizon",
+       "control.forecast.windw", "windw"},
       // [[control.reroute]]: only with path_selector = "scheduled"; step 1..steps-1; known
       // datacenters; via neither repeats nor holds an end; one entry per (from, to) and step.
       {"reroute_without_scheduled", three_dcs() + east_west, {}, "path_selector = \"scheduled\"",
@@ -461,6 +494,30 @@ TEST(Config, ShippedConfigsLoad) {
   EXPECT_EQ(t.first_rank_of_dc(1), 1);
   EXPECT_THROW(t.dc_of_rank(3), std::out_of_range);
   EXPECT_EQ(t.datacenters[0].speed, (std::vector<double>{1.0}));
+}
+
+TEST(Config, ForecastTable) {
+  const Config d = load_valid_config(scratch().write("forecast_default", base()).string());
+  EXPECT_EQ(d.control.forecast.window, 6);
+  EXPECT_EQ(d.control.forecast.states, 3);
+  EXPECT_EQ(d.control.forecast.horizon, 1);
+  EXPECT_EQ(d.control.forecast.fallback, "auto");
+  EXPECT_EQ(d.control.forecast.ewma_alpha, 0.5);
+  EXPECT_EQ(d.control.forecast.skill_window, 20);
+  EXPECT_EQ(d.control.forecast.checks, "full");
+  const Config c = load_valid_config(
+      scratch().write("forecast_set", base() + "\n[control.forecast]\nwindow = 8\nstates = 4\n"
+                                               "horizon = 2\nfallback = \"ewma\"\n"
+                                               "ewma_alpha = 1\nskill_window = 0\n"
+                                               "checks = \"textbook\"\n").string(),
+      {"control.forecast.window=12", "control.forecast.fallback=moving-mean"});
+  EXPECT_EQ(c.control.forecast.window, 12);
+  EXPECT_EQ(c.control.forecast.states, 4);
+  EXPECT_EQ(c.control.forecast.horizon, 2);
+  EXPECT_EQ(c.control.forecast.fallback, "moving-mean");
+  EXPECT_EQ(c.control.forecast.ewma_alpha, 1.0);
+  EXPECT_EQ(c.control.forecast.skill_window, 0);
+  EXPECT_EQ(c.control.forecast.checks, "textbook");
 }
 
 TEST(Config, LinksFillTheFullMeshInOrder) {
