@@ -8,7 +8,10 @@
 // just above the reference's least shift.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -68,7 +71,8 @@ TEST(Gm11, MarkovCorrectionMatchesReference) {
 }
 
 TEST(Gm11, RealWindowMatchesReference) {
-  // PAI job_1 worker 0, iterations 1-6: a repeated value every other sample, as in the trace.
+  // PAI job_1 worker 0, iterations 1-6 (Alibaba cluster-trace-gpu-v2020, CC BY 4.0; Weng et al.,
+  // NSDI 2022): a repeated value every other sample, as in the trace.
   const std::vector<double> x = {476, 476, 484, 484, 485, 485};
   const grey::Gm11 g = grey::fit_gm11(x);
   ASSERT_TRUE(g.ok) << g.why;
@@ -165,6 +169,37 @@ TEST(Gm11, DevelopmentCoefficientCheck) {
   EXPECT_NE(grey::development_problem(-1.01).find("> 1"), std::string::npos);
   EXPECT_EQ(grey::development_problem(-1.0), "");
   EXPECT_EQ(grey::development_problem(1.99), "");
+}
+
+// Why the development-coefficient limits are a safety net: a window inside the class-ratio band
+// keeps |a| small, and positive windows keep |a| < 2 (a random search, not a proof).
+TEST(Gm11, DevelopmentCoefficientStaysInsideTheLimits) {
+  uint64_t state = 12345;
+  auto uniform = [&] {  // splitmix64 → [0, 1)
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return static_cast<double>((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+  };
+  double in_band = 0, positive = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const int n = 4 + i % 5;
+    const double e = 2.0 / (n + 1) * 0.999;
+    std::vector<double> x = {1}, y = {1};
+    for (int k = 1; k < n; ++k) {
+      x.push_back(x.back() * std::exp(e * (2 * uniform() - 1)));  // every ratio in the band
+      y.push_back(std::exp(6 * std::log(10.0) * uniform()));      // anything from 1 to 1e6
+    }
+    const grey::Gm11 a = grey::fit_gm11(x), b = grey::fit_gm11(y, false);
+    ASSERT_TRUE(a.ratio_ok);
+    EXPECT_EQ(a.shift, 0);
+    in_band = std::max(in_band, std::fabs(a.a));
+    positive = std::max(positive, std::fabs(b.a));
+  }
+  std::printf("largest |a|: %.4f inside the band, %.8f for any positive window\n", in_band,
+              positive);
+  EXPECT_LT(in_band, 0.5);
+  EXPECT_LT(positive, 2);
 }
 
 TEST(Gm11, Grades) {
