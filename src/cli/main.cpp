@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
                        "Past forecasts the skill test of gm11/gmc weighs (0: no test)")
       ->capture_default_str();
   forecast->add_option("--fallback", fa.fallback,
-                       "Baseline gm11/gmc fall back to; auto: the most accurate one lately")
+                       "Baseline gm11/gmc fall back to; auto: the most accurate one so far")
       ->capture_default_str();
   forecast->add_option("--out", fa.out, "Write the table and every series' scores as CSV (overwritten)");
   forecast->add_option("--points", fa.points,

@@ -5,20 +5,9 @@
 #include "control/rank_series.hpp"
 
 namespace strait {
-namespace {
-class Ewma final : public Forecaster {
- public:
-  explicit Ewma(const Config& cfg) : ranks_("ewma", series_params(cfg)) {}
-  std::string name() const override { return "ewma"; }
-  Forecast forecast(const ControllerView& v) override { return ranks_.forecast(v); }
-
- private:
-  RankSeries ranks_;
-};
-}  // namespace
 
 std::unique_ptr<Forecaster> make_ewma_forecaster(const Config& cfg) {
-  return std::make_unique<Ewma>(cfg);
+  return make_rank_series_forecaster("ewma", cfg);
 }
 
 }  // namespace strait

@@ -5,20 +5,9 @@
 #include "control/rank_series.hpp"
 
 namespace strait {
-namespace {
-class Gmc final : public Forecaster {
- public:
-  explicit Gmc(const Config& cfg) : ranks_("gmc", series_params(cfg)) {}
-  std::string name() const override { return "gmc"; }
-  Forecast forecast(const ControllerView& v) override { return ranks_.forecast(v); }
-
- private:
-  RankSeries ranks_;
-};
-}  // namespace
 
 std::unique_ptr<Forecaster> make_gmc_forecaster(const Config& cfg) {
-  return std::make_unique<Gmc>(cfg);
+  return make_rank_series_forecaster("gmc", cfg);
 }
 
 }  // namespace strait

@@ -17,6 +17,25 @@ SeriesParams series_params(const Config& cfg) {
   return p;
 }
 
+namespace {
+class SeriesPolicy final : public Forecaster {
+ public:
+  SeriesPolicy(const std::string& name, const Config& cfg)
+      : name_(name), ranks_(name, series_params(cfg)) {}
+  std::string name() const override { return name_; }
+  Forecast forecast(const ControllerView& v) override { return ranks_.forecast(v); }
+
+ private:
+  std::string name_;
+  RankSeries ranks_;
+};
+}  // namespace
+
+std::unique_ptr<Forecaster> make_rank_series_forecaster(const std::string& name,
+                                                        const Config& cfg) {
+  return std::make_unique<SeriesPolicy>(name, cfg);
+}
+
 Forecast RankSeries::forecast(const ControllerView& v) {
   Forecast f;
   const auto& history = v.history();

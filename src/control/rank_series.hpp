@@ -18,6 +18,10 @@ namespace strait {
 // [control.forecast] as series parameters.
 SeriesParams series_params(const Config& cfg);
 
+// The forecaster policy named after a series forecaster (ewma, gm11, gmc): a RankSeries of it
+// with the config's [control.forecast].
+std::unique_ptr<Forecaster> make_rank_series_forecaster(const std::string& name, const Config& cfg);
+
 class RankSeries {
  public:
   // name: a series forecaster (series_forecaster_names()).

@@ -114,6 +114,17 @@ TEST(Forecasters, ConfigReachesTheSeries) {
   EXPECT_EQ(ewma->forecast(v.view).model[2], "ewma");
 }
 
+TEST(Forecasters, TextbookChecksAnswerWithTheModel) {
+  View v(config("textbook", "[control.forecast]\nchecks = \"textbook\"\n"));
+  auto gm = make_forecaster("gm11", v.cfg);
+  for (int64_t s = 0; s < 10; ++s) v.record(s, loads(s), {0, 0, 0});
+  v.view.set_clock(11, 0);
+  const Forecast f = gm->forecast(v.view);
+  EXPECT_EQ(f.model[2], "gm11");  // grade IV and no skill shown, but textbook does not mind
+  EXPECT_EQ(f.why[2], "");
+  EXPECT_GT(f.c[2], 0.65);
+}
+
 TEST(Forecasters, OracleDividesComputeByTheTrueSpeed) {
   View v(config("oracle", "[control.forecast]\nhorizon = 2\n"));
   auto o = make_forecaster("oracle", v.cfg);
