@@ -251,6 +251,9 @@ void write_file(const std::string& path, const std::string& text) {
   }
 }
 
+// Longer windows or horizons than any series we read would only make every series too short.
+constexpr int kLongest = 1 << 24;
+
 void check_args(const ForecastArgs& a) {
   auto bad = [](const std::string& flag, const std::string& what, const std::string& expected) {
     throw ForecastError(flag + ": " + what + "; expected " + expected);
@@ -258,8 +261,12 @@ void check_args(const ForecastArgs& a) {
   if (a.window < 4)
     bad("--window", std::to_string(a.window) + " is out of range",
         "an integer >= 4 (GM(1,1) needs 4 values)");
-  if (a.horizon < 1)
-    bad("--horizon", std::to_string(a.horizon) + " is out of range", "an integer >= 1");
+  if (a.horizon < 1 || a.horizon > kLongest)
+    bad("--horizon", std::to_string(a.horizon) + " is out of range",
+        "an integer in [1, " + std::to_string(kLongest) + "]");
+  if (a.window > kLongest)
+    bad("--window", std::to_string(a.window) + " is out of range",
+        "an integer in [4, " + std::to_string(kLongest) + "]");
   if (a.states < 2)
     bad("--states", std::to_string(a.states) + " is out of range", "an integer >= 2");
   if (!(a.alpha > 0 && a.alpha <= 1))
