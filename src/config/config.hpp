@@ -133,6 +133,9 @@ struct ControlConfig {
   std::string sync_planner = "hierarchical";
   std::string overlap = "sequential";
   ForecastConfig forecast;            // [control.forecast]
+  // The controller answers step s's reports before step s + lag: 1 waits for its round trip
+  // every step; 2 (default) lets it run while the next step computes (src/control/control_link.hpp).
+  int lag = 2;
   std::vector<ResplitEvent> resplits;  // [[control.resplit]] entries, by step
   std::vector<RerouteEvent> reroutes;  // [[control.reroute]] entries, by step
   std::vector<SwitchEvent> switches;   // [[control.switch]] entries, by step

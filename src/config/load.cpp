@@ -45,7 +45,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"model", {"layers", "d_model", "heads", "d_ff", "seq_len", "vocab", "experts", "init_std"}},
       {"train", {"global_batch", "steps", "lr", "beta1", "beta2", "eps", "weight_decay", "seed",
                  "corpus", "batch_shares", "log_every"}},
-      {"control", {"forecaster", "balancer", "path_selector", "sync_planner", "overlap",
+      {"control", {"forecaster", "balancer", "path_selector", "sync_planner", "overlap", "lag",
                    "resplit", "reroute", "switch", "forecast"}},
       {"control.resplit", {"step", "datacenter", "split"}},
       {"control.reroute", {"step", "from", "to", "via"}},
@@ -1109,6 +1109,8 @@ void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bo
   for (const auto& [slot, dst] : slots)
     read_string(c, t, slot, std::string("control.") + slot, *dst,
                 "a string: the name of a registered policy (docs/config.md, [control])");
+  read_int(c, t, "lag", "control.lag", 1, 16, ct.lag,
+           "an integer in [1, 16]: steps between a step's reports and the step its decisions apply to");
   read_resplits(c, t, cfg, dcs_ok, steps_ok);
   read_reroutes(c, t, cfg, dcs_ok, steps_ok);
   read_switches(c, t, cfg, steps_ok);

@@ -27,9 +27,10 @@ struct RankStep {
   double compute_ms = 0;    // forward + backward
   double emulated_ms = 0;   // idle time added by the emulated load (scenario speed < 1)
   double sync_ms = 0;       // its gradient sync (overlapped with the next step's compute when pipelined)
-  double wait_ms = 0;       // waiting for the slowest rank at the exchange + for an in-flight sync
+  double wait_ms = 0;       // the step loop blocked: for the controller's reply + for an overlapped sync
   double optimizer_ms = 0;  // Adam on its shard
   double split = 0;         // its split fraction within its DC
+  double slack_ms = 0;      // how much earlier than the slowest rank it finished the step's work
   double load_ms() const { return compute_ms + emulated_ms; }
 };
 
@@ -37,6 +38,7 @@ struct RankStep {
 // controller's own messages), as measured at the wire; configured figures apart, named so.
 struct LinkStep {
   double bytes = 0;            // payload of the flows completed over the link
+  double control_bytes = 0;    // the part of it that was the controller's own traffic
   double wire_ms = 0;          // union of their [first byte sent, last byte received]
   double latency_ms = 0;       // mean one-way time of small one-chunk messages (0 without samples)
   double latency_samples = 0;
@@ -55,6 +57,7 @@ struct StepRecord {
   int64_t tokens = 0;
   double wall_ms = 0;        // rank 0's time for the step's iteration
   bool overlapped = false;   // its sync ran while the next step computed (pipelined)
+  double control_rtt_ms = 0; // the latest control round trip before the step (max over ranks)
   std::vector<RankStep> ranks;   // per world rank
   std::vector<LinkStep> links;   // per ordered DC pair (src·n + dst)
 };

@@ -113,6 +113,19 @@ size_t Transport::chunk_for(const std::vector<int>& path) const {
   return static_cast<size_t>(std::clamp(want, std::min(4096.0, hi), hi));
 }
 
+std::vector<int> Transport::fewest_hops(int src, int dst) const {
+  std::vector<int> prev(n_, -1);
+  std::vector<int> queue{src};
+  prev[src] = src;
+  for (size_t i = 0; i < queue.size(); ++i)
+    for (int v = 0; v < n_; ++v)
+      if (prev[v] < 0 && has_link(queue[i], v)) prev[v] = queue[i], queue.push_back(v);
+  if (prev[dst] < 0) return {};
+  std::vector<int> path{dst};
+  while (path.back() != src) path.push_back(prev[path.back()]);
+  return {path.rbegin(), path.rend()};
+}
+
 void Transport::check_paths(const Paths& paths) const {
   if (static_cast<int>(paths.size()) != n_ * n_)
     throw std::invalid_argument("paths: " + std::to_string(paths.size()) + " entries for " +
@@ -141,7 +154,7 @@ void Transport::check_path(const std::vector<int>& p, int s, int d) const {
 }
 
 void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>& xs,
-                        int tag_base) {
+                        int tag_base, bool control) {
   // Tags only tell apart the transfers of one call (a channel's calls follow each other on every
   // gateway, and MPI does not let one sender's messages overtake each other).
   STRAIT_CHECK(tag_base >= 0 && tag_base < kMaxTagBases && xs.size() <= kMaxTransfers,
@@ -242,6 +255,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         const int l = in.prev_dc * n_ + self;
         intervals.push_back({l, {in.sent_at, got}});
         mine[l].bytes += static_cast<double>(in.bytes);
+        if (control) mine[l].control_bytes += static_cast<double>(in.bytes);
         if (in.nchunks == 1 && in.bytes <= kLatencyProbeBytes) {
           mine[l].latency_ms += std::max(0.0, got - in.sent_at) * 1e3;
           mine[l].latency_samples += 1;
@@ -310,7 +324,8 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   std::lock_guard<std::mutex> lock(mu_);
   for (int l = 0; l < n_ * n_; ++l) {
     LinkCounters& c = counters_[l];
-    c.bytes += mine[l].bytes, c.latency_ms += mine[l].latency_ms;
+    c.bytes += mine[l].bytes, c.control_bytes += mine[l].control_bytes;
+    c.latency_ms += mine[l].latency_ms;
     c.latency_samples += mine[l].latency_samples, c.queued_ms += mine[l].queued_ms;
     c.shaper_busy_ms += mine[l].shaper_busy_ms;
   }

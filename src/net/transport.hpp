@@ -30,6 +30,7 @@ namespace strait {
 // of each) they are the link's figures. docs/trace.md (/links) says exactly what each one is.
 struct LinkCounters {
   double bytes = 0;            // receiver: payload of the flows that completed over the link
+  double control_bytes = 0;    // receiver: the part of it that was the controller's own traffic
   double wire_ms = 0;          // receiver: union over those flows of [first byte sent, last byte
                                // received], both on rank 0's clock (the sender's time travels
                                // with the flow)
@@ -62,12 +63,17 @@ class Transport {
 
   int num_dcs() const { return n_; }
   void set_clock_offset(double seconds) { clock_offset_s_ = seconds; }
+  bool has_link(int src, int dst) const { return scenario_->link(src, dst) != nullptr; }
+  // A path with the fewest hops from src to dst over the links that exist (ties: lower DC
+  // indices first); empty when dst cannot be reached.
+  std::vector<int> fewest_hops(int src, int dst) const;
   bool shaped() const { return shaped_; }
   double now() const;  // seconds since t0
 
   // Runs this DC's roles in `xs` (identical list on every DC in any path; at most kMaxTransfers).
-  // tag_base < kMaxTagBases.
-  void execute(MPI_Comm channel, int self_dc, const std::vector<Transfer>& xs, int tag_base);
+  // tag_base < kMaxTagBases. `control`: the controller's own traffic (counted apart as well).
+  void execute(MPI_Comm channel, int self_dc, const std::vector<Transfer>& xs, int tag_base,
+               bool control = false);
 
   // One ring step: send to dst_dc and receive from src_dc, each over its path in `paths`.
   // Every gateway calls it with the same (paths, tag_base); `all_pairs` lists every (from, to)

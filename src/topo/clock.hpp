@@ -1,6 +1,6 @@
 // clock.hpp — the offset of each rank's clock (MPI_Wtime) from rank 0's, so that times taken on
-// different ranks can be compared: when a rank entered the step exchange (how long it waited
-// for the slowest), and, for the WAN, when a byte left one DC and arrived in another.
+// different ranks can be compared: when each rank finished a step's work (how far ahead of the
+// slowest it was), and, for the WAN, when a byte left one DC and arrived in another.
 // Estimated at start-up by ping-pong with rank 0 (Cristian's method: of kRounds round trips,
 // the one with the smallest round-trip time gives the offset, within half that time). Offsets are
 // not 0 even on one machine: MPI_Wtime may count from a per-process origin (Open MPI's does).

@@ -38,6 +38,7 @@ struct StepRow {
   double wall_ms = 0, compute_ms = 0, sync_ms = 0, wait_ms = 0, emulated_ms = 0;
   double controller_ms = 0, trace_ms = 0;  // rank-0 overheads of the previous iteration
   int32_t overlapped = 0;  // 1: the step's sync ran while the next step computed (pipelined)
+  double control_rtt_ms = 0;  // the latest control round trip before the step (max over ranks)
 };
 
 // One row of /ranks per (step, rank).
@@ -46,6 +47,7 @@ struct RankRow {
   int32_t rank = 0, dc = 0;
   double compute_ms = 0, sync_ms = 0, wait_ms = 0, emulated_ms = 0;
   double split = 0;          // this rank's current tensor-split fraction
+  double slack_ms = 0;       // how much earlier than the slowest rank it finished the step's work
 };
 
 // One row of /links per (step, directed link): what was measured at the wire during the step's
@@ -54,6 +56,7 @@ struct LinkRow {
   int64_t step = 0;
   int32_t src = 0, dst = 0;    // datacenter indices
   double bytes = 0;            // payload of the flows completed over the link
+  double control_bytes = 0;    // the part of it that was the controller's own traffic
   double wire_ms = 0;          // union of their [first byte sent, last byte received] (rank 0's clock)
   double goodput_gbps = 0;     // bytes·8 / wire_ms
   double latency_ms = 0;       // mean one-way time of small one-chunk messages; NaN without any

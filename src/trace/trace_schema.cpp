@@ -47,7 +47,8 @@ h5::Type step_type(bool file) {
                    STRAIT_F64(StepRow, wall_ms), STRAIT_F64(StepRow, compute_ms),
                    STRAIT_F64(StepRow, sync_ms), STRAIT_F64(StepRow, wait_ms),
                    STRAIT_F64(StepRow, emulated_ms), STRAIT_F64(StepRow, controller_ms),
-                   STRAIT_F64(StepRow, trace_ms), STRAIT_I32(StepRow, overlapped)},
+                   STRAIT_F64(StepRow, trace_ms), STRAIT_I32(StepRow, overlapped),
+                   STRAIT_F64(StepRow, control_rtt_ms)},
                   file);
 }
 
@@ -56,14 +57,15 @@ h5::Type rank_type(bool file) {
                   {STRAIT_I64(RankRow, step), STRAIT_I32(RankRow, rank), STRAIT_I32(RankRow, dc),
                    STRAIT_F64(RankRow, compute_ms), STRAIT_F64(RankRow, sync_ms),
                    STRAIT_F64(RankRow, wait_ms), STRAIT_F64(RankRow, emulated_ms),
-                   STRAIT_F64(RankRow, split)},
+                   STRAIT_F64(RankRow, split), STRAIT_F64(RankRow, slack_ms)},
                   file);
 }
 
 h5::Type link_type(bool file) {
   return compound(sizeof(LinkRow),
                   {STRAIT_I64(LinkRow, step), STRAIT_I32(LinkRow, src), STRAIT_I32(LinkRow, dst),
-                   STRAIT_F64(LinkRow, bytes), STRAIT_F64(LinkRow, wire_ms),
+                   STRAIT_F64(LinkRow, bytes), STRAIT_F64(LinkRow, control_bytes),
+                   STRAIT_F64(LinkRow, wire_ms),
                    STRAIT_F64(LinkRow, goodput_gbps), STRAIT_F64(LinkRow, latency_ms),
                    STRAIT_I64(LinkRow, latency_samples), STRAIT_F64(LinkRow, queued_ms),
                    STRAIT_F64(LinkRow, shaper_busy_ms), STRAIT_F64(LinkRow, configured_gbps),

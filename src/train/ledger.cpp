@@ -7,7 +7,7 @@
 
 namespace strait {
 
-void StepLedger::add(const Exchange::Gathered& g, int64_t computed, int expert, double loss,
+void StepLedger::add(const ControlLink::Gathered& g, int64_t computed, int expert, double loss,
                      int64_t tokens, double wall_ms, std::vector<LinkStep> links) {
   if (computed >= 0) {
     Pending& p = open_[computed];
@@ -17,14 +17,16 @@ void StepLedger::add(const Exchange::Gathered& g, int64_t computed, int expert, 
     r.step = computed, r.expert = expert, r.loss = loss, r.tokens = tokens, r.wall_ms = wall_ms;
     r.links = std::move(links);
     r.ranks.resize(W_);
-    double last_in = -1e300;  // the slowest rank's arrival, on rank 0's clock
+    double last_in = -1e300;  // the slowest rank done with the step's work, on rank 0's clock
     for (const auto& m : g.ranks) last_in = std::max(last_in, m.ready_ms);
     for (int k = 0; k < W_; ++k) {
       const RankReport& m = g.ranks[k];
       STRAIT_CHECK(m.step == computed, "ranks computed different steps");
       RankStep& s = r.ranks[k];
       s.compute_ms = m.compute_ms, s.emulated_ms = m.emulated_ms, s.split = m.split;
-      s.wait_ms += std::max(0.0, last_in - m.ready_ms);
+      s.slack_ms = std::max(0.0, last_in - m.ready_ms);
+      s.wait_ms += m.control_wait_ms;
+      r.control_rtt_ms = std::max(r.control_rtt_ms, m.control_rtt_ms);
     }
   }
   for (int k = 0; k < W_; ++k) {

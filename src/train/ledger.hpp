@@ -1,6 +1,6 @@
 // ledger.hpp — rank 0's assembly of completed steps. A step's record has two halves that reach
-// rank 0 in different exchanges when syncs overlap: what every rank measured while computing it
-// (loss, compute, emulated load, its wait at the exchange, the link traffic of that iteration)
+// rank 0 in different control rounds when syncs overlap: what every rank measured while computing
+// it (loss, compute, emulated load, waiting for the controller, the link traffic of that iteration)
 // and what every rank measured when its sync and update completed (sync, wait for the sync,
 // optimizer). A step is complete — and goes to the controller and the trace, in step order —
 // once both halves from every rank are in.
@@ -9,7 +9,7 @@
 #include <map>
 #include <vector>
 
-#include "control/exchange.hpp"
+#include "control/control_link.hpp"
 #include "control/view.hpp"
 
 namespace strait {
@@ -18,10 +18,10 @@ class StepLedger {
  public:
   explicit StepLedger(int world_size) : W_(world_size) {}
 
-  // One exchange: `computed` (>= 0) is the step computed in this iteration, with its global
+  // One control round: `computed` (>= 0) is the step computed in this iteration, with its global
   // loss, expert, tokens, rank 0's iteration time and the iteration's link traffic; the
   // completions in every report close their steps.
-  void add(const Exchange::Gathered& g, int64_t computed, int expert, double loss,
+  void add(const ControlLink::Gathered& g, int64_t computed, int expert, double loss,
            int64_t tokens, double wall_ms, std::vector<LinkStep> links);
   // Records completed since the last call, in step order; each step once.
   std::vector<StepRecord> take_complete();

@@ -4,23 +4,26 @@
 // Its phases are named methods:
 //   start (the constructor, run_start.cpp): checks that may refuse the run, the start state, the
 //     backend, the controller and its first decision record, the transport, the trace;
-//   step  (run_step.cpp): sample → compute → emulate → sync → update → measure-and-decide →
-//     trace → apply; the overlap in force decides whether sync + update run now or on the sync
-//     thread while the next step computes (PGCS), and nothing else in the loop changes;
-//   finish (run_finish.cpp): drain the sync thread, last exchange and trace rows, checkpoint,
-//     summary.
+//   step  (run_step.cpp): the controller's answer to step s − lag (stop? a record from step s
+//     on → apply) → sample → compute → emulate → sync → update → post this step's report; the
+//     overlap in force decides whether sync + update run now or on the sync thread while the
+//     next step computes (PGCS), and nothing else in the loop changes;
+//   on rank 0, each round of the control link (run_rank0.cpp, on the link's thread): completed
+//     steps to the controller and the trace, the controller's next decision;
+//   finish (run_finish.cpp): drain the sync thread and the control link, checkpoint, summary.
 #pragma once
 #include <mpi.h>
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "backend/select.hpp"
+#include "control/control_link.hpp"
 #include "control/controller.hpp"
-#include "control/exchange.hpp"
 #include "data/corpus.hpp"
 #include "model/transformer.hpp"
 #include "net/transport.hpp"
@@ -61,10 +64,12 @@ class Run {
     int batch = 0;          // sequences of this DC
     double loss = 0;        // this DC's mean loss
     double compute_ms = 0, emulated_ms = 0;
+    double control_wait_ms = 0, control_rtt_ms = 0;  // hearing the controller before the step
   };
 
   // ---- step phases (run_step.cpp) ----
   bool step(int64_t s);
+  bool hear_controller(int64_t s, Work& w);  // false: stop before step s
   void sample(Work& w);
   void compute(Work& w);
   void emulate(Work& w);
@@ -72,15 +77,19 @@ class Run {
   void launch_sync(const Work& w);
   void complete_in_flight();      // join the sync thread and update its expert
   void update(int expert, int64_t step, double sync_ms, double wait_ms, bool overlapped);
-  Reply measure_and_decide(const Work* w, bool last);
-  void trace_completed();
+  void post_report(const Work* w);
+  Reply collect(int64_t seq, double& blocked_ms, double& rtt_ms);  // one reply, in order
   void apply(const Plan& next);
   SyncInput sync_input(double weight, const Plan& plan) const;
   SyncStrategy& strategy(const std::string& name);
 
-  // ---- start and finish (run_start.cpp, run_finish.cpp) ----
-  void write_checkpoint(int64_t next_step);
+  // ---- rank 0, on the control link's thread (run_rank0.cpp) ----
+  Reply on_round(const ControlLink::Gathered& g, std::vector<char>& plan_bytes);
+  void trace_step(const StepRecord& r);
   void print_progress(const StepRow& row);
+
+  // ---- finish (run_finish.cpp) ----
+  void write_checkpoint(int64_t next_step);
 
   const Config& cfg_;
   const TrainOptions& opt_;
@@ -95,31 +104,38 @@ class Run {
   std::vector<SyncChannel> channels_;                    // per expert
   std::unique_ptr<Transformer<float>> model_;
   ClockOffsets clock_;
-  std::unique_ptr<Exchange> exchange_;
   std::unique_ptr<Controller> ctl_;                      // rank 0
   std::shared_ptr<const Plan> plan_;                     // the decision record in force
   std::vector<int> seqs_;                                // sequences per DC under plan_
   std::map<std::string, std::unique_ptr<SyncStrategy>> strategies_;
   std::unique_ptr<Transport> transport_;
-  std::unique_ptr<TraceWriter> trace_;                   // rank 0
-  StepLedger ledger_;                                    // rank 0
+  std::map<int64_t, Plan> pending_;                      // records for steps not yet begun
   std::vector<Completion> done_;                         // completions not yet reported
-  std::vector<DecisionRow> decision_rows_;               // rank 0, not yet traced
-  std::vector<StepRecord> completed_;                    // rank 0, not yet traced
-  std::map<int64_t, std::vector<int64_t>> offsets_;      // rank 0: corpus offsets by step
   std::vector<int32_t> tokens_, targets_;
-  InFlightSync in_flight_;                               // last: joined before the rest goes
+  int lag_ = 1;                                          // control.lag
+  int64_t posted_ = 0, heard_ = 0;                       // control rounds posted / collected
+  double control_wait_ms_ = 0, control_rtt_ms_ = 0;      // for the next report
 
-  // Rank 0's running figures.
+  // Rank 0's side of the control link: touched by the link's thread during the steps, by the
+  // main thread only before the first post and after the link is gone.
+  std::unique_ptr<TraceWriter> trace_;
+  StepLedger ledger_;
+  std::vector<DecisionRow> decision_rows_;               // not yet traced
+  std::mutex offsets_mu_;                                // the main thread adds, the link's reads
+  std::map<int64_t, std::vector<int64_t>> offsets_;      // corpus offsets by step
   double ctl_ms_prev_ = 0, trace_ms_prev_ = 0;
   struct Summary {
     double tok_s = 0, wall = 0, compute = 0, sync = 0, wait = 0, ctl = 0, trace = 0;
     int steps = 0;
   } sum_;
+
   TrainOutcome out_;
   int64_t next_step_ = 0;  // the first step not yet computed
   bool started_ = false;   // the first decision record has been applied
-  bool thread_multiple_ = false;  // MPI_THREAD_MULTIPLE: the sync thread may call MPI
+  bool thread_multiple_ = false;  // MPI_THREAD_MULTIPLE: the sync and control threads may call MPI
+  // Last: the control link's thread and the sync thread stop before anything they use goes.
+  std::unique_ptr<ControlLink> control_;
+  InFlightSync in_flight_;
 };
 
 }  // namespace strait

@@ -6,6 +6,7 @@
 
 #include "core/apportion.hpp"
 #include "core/check.hpp"
+#include "core/wire.hpp"
 #include "train/model_state.hpp"
 #include "train/run.hpp"
 #include "train/startup.hpp"
@@ -56,13 +57,15 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
   }
   model_ = std::make_unique<Transformer<float>>(be, *compute_.dc);
   clock_ = estimate_clock_offsets(topo_.world);
-  exchange_ = std::make_unique<Exchange>(topo_);
 
-  // ---- the controller and its first decision record ----
+  // ---- the controller and its first decision records ----
+  // The records of steps start .. start + lag − 1 are decided now (no step has been heard yet);
+  // from then on the answer to step s's reports decides step s + lag.
   int level = 0;
   MPI_Query_thread(&level);
   thread_multiple_ = level >= MPI_THREAD_MULTIPLE;
-  std::vector<char> bytes;
+  lag_ = cfg.control.lag;
+  std::string first_records;
   if (root_) {
     Plan start;
     start.made_after = start_ - 1;
@@ -75,14 +78,34 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
     } catch (const std::exception& e) {
       STRAIT_FATAL(e.what());  // validation checks the policy names first
     }
-    bytes = encode(ctl_->initial(decision_rows_));
+    std::vector<Plan> plans{ctl_->initial(decision_rows_)};
+    for (int k = 1; k < lag_ && start_ + k < cfg.train.steps; ++k)
+      if (auto p = ctl_->decide(start_, start_ + k, 0.0, decision_rows_)) plans.push_back(*p);
+    wire::Writer w;
+    w.put<uint64_t>(plans.size());
+    for (const Plan& p : plans) w.put(encode(p));
+    const std::vector<char> b = w.take();
+    first_records.assign(b.begin(), b.end());
   }
-  exchange_->broadcast(bytes);
-  Plan first = decode_plan(bytes);
+  first_records = agree(topo_, first_records);  // start-up: plain MPI, before the run's clock
+  {
+    const std::vector<char> b(first_records.begin(), first_records.end());
+    wire::Reader r(b);
+    const uint64_t count = r.get<uint64_t>();
+    for (uint64_t i = 0; i < count; ++i) {
+      Plan p = decode_plan(r.get<std::vector<char>>());
+      pending_[p.effective] = std::move(p);
+    }
+  }
+  const Plan first = pending_.at(start_);
 
   MPI_CHECK(MPI_Barrier(topo_.world));  // link schedules start together
   transport_ = std::make_unique<Transport>(cfg, scenario_, MPI_Wtime());
   transport_->set_clock_offset(clock_.offset_s);
+  // The control link's rounds run on a thread of their own when MPI allows two threads in it.
+  control_ = std::make_unique<ControlLink>(
+      topo_, *transport_, thread_multiple_,
+      [this](const ControlLink::Gathered& g, std::vector<char>& bytes) { return on_round(g, bytes); });
 
   // ---- trace ----
   const std::vector<std::string> hosts = gather_hostnames(topo_);
@@ -115,6 +138,7 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
   // step of a resumed run): it is applied like any other.
   plan_ = std::make_shared<const Plan>(Plan{start_ - 1, start_, st.splits, st.shares, {}, {}, {}});
   apply(first);
+  pending_.erase(start_);
   started_ = true;
 }
 

@@ -2,7 +2,8 @@
 // With the sequential overlap a step syncs and updates before the next one computes; with the
 // pipelined overlap (PGCS) step s's sync runs on the sync thread while step s+1 computes expert
 // e+1, and expert e is updated before it computes again — so both orders train on the same
-// weights and give the same losses, only the wall time differs.
+// weights and give the same losses, only the wall time differs. The controller hears step s's
+// report while later steps run, and its answer takes effect at step s + lag on every rank.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,18 +29,44 @@ bool Run::step(int64_t s) {
   w.step = s;
   w.expert = static_cast<int>(s % cfg_.model.experts);
   w.t_begin_ms = now_ms();
+  if (!hear_controller(s, w)) return false;
   sample(w);
   compute(w);
   emulate(w);
   sync_and_update(w);
   next_step_ = s + 1;
-  const Reply reply = measure_and_decide(&w, false);
-  out_.losses.push_back(reply.loss);
-  trace_completed();
-  if (reply.stop) return false;
+  post_report(&w);
   if (cfg_.checkpoint.every > 0 && (s + 1) % cfg_.checkpoint.every == 0 && s + 1 < cfg_.train.steps)
     write_checkpoint(s + 1);
   return true;
+}
+
+// ---- the controller's answer to step s − lag, and the record that applies from step s ----
+bool Run::hear_controller(int64_t s, Work& w) {
+  if (s - lag_ >= start_) {
+    const Reply r = collect(s - lag_ - start_, w.control_wait_ms, w.control_rtt_ms);
+    if (r.stop) return false;  // every rank heard the same reply: all stop before step s
+  }
+  if (auto it = pending_.find(s); it != pending_.end()) {
+    apply(it->second);
+    pending_.erase(it);
+  }
+  return true;
+}
+
+Reply Run::collect(int64_t seq, double& blocked_ms, double& rtt_ms) {
+  STRAIT_CHECK(seq == heard_, "control replies are heard in order");
+  std::vector<char> bytes;
+  const Reply r = control_->wait(seq, bytes, blocked_ms, rtt_ms);
+  ++heard_;
+  if (seq < next_step_ - start_) out_.losses.push_back(r.loss);  // the last post computed nothing
+  if (r.has_plan) {
+    Plan p = decode_plan(bytes);
+    STRAIT_CHECK(p.effective >= next_step_, "a decision record for step " +
+                                                std::to_string(p.effective) + " arrived after it");
+    pending_[p.effective] = std::move(p);
+  }
+  return r;
 }
 
 // ---- sample: this DC's slice of the global batch (a pure function of seed and step) ----
@@ -50,7 +77,10 @@ void Run::sample(Work& w) {
   for (int d = 0; d < topo_.dc; ++d) begin += seqs_[d];
   w.batch = seqs_[topo_.dc];
   make_tokens(corpus_, offsets, begin, w.batch, T, tokens_, targets_);
-  if (root_) offsets_[w.step] = offsets;
+  if (root_) {
+    std::lock_guard<std::mutex> lock(offsets_mu_);
+    offsets_[w.step] = offsets;
+  }
 }
 
 // ---- compute: forward + backward, tensor parallel in the DC ----
@@ -139,13 +169,16 @@ void Run::update(int expert, int64_t step, double sync_ms, double wait_ms, bool 
   done_.push_back(Completion{step, sync_ms, wait_ms, now_ms() - t0, overlapped ? 1 : 0});
 }
 
-// ---- measure and decide: one exchange with the controller ----
-Reply Run::measure_and_decide(const Work* w, bool last) {
+// ---- measure: this step's report to the controller (answered before step s + lag) ----
+void Run::post_report(const Work* w) {
   RankReport me;
   me.step = w ? w->step : -1;
   me.stop = stop_requested() ? 1 : 0;
   if (w) {
+    me.batch = w->batch;
     me.compute_ms = w->compute_ms, me.emulated_ms = w->emulated_ms, me.loss = w->loss;
+    me.control_wait_ms = w->control_wait_ms, me.control_rtt_ms = w->control_rtt_ms;
+    me.iteration_ms = now_ms() - w->t_begin_ms;
   }
   me.split = plan_->splits[topo_.dc][topo_.local_rank];
   STRAIT_CHECK(done_.size() <= static_cast<size_t>(RankReport::kMaxDone), "too many completions");
@@ -153,52 +186,11 @@ Reply Run::measure_and_decide(const Work* w, bool last) {
   std::copy(done_.begin(), done_.end(), me.done);
   done_.clear();
   me.ready_ms = (MPI_Wtime() + clock_.offset_s) * 1e3;
-
-  const int n = topo_.num_dcs;
-  auto decide = [&](const Exchange::Gathered& g, std::vector<char>& bytes) {
-    Reply r;
-    for (const auto& m : g.ranks) r.stop = r.stop || m.stop;
-    if (w) {
-      // Global loss: each DC's mean loss weighted by its sequences of the global batch.
-      const int B = cfg_.train.global_batch;
-      for (int d = 0; d < n; ++d)
-        r.loss += static_cast<double>(seqs_[d]) / B * g.ranks[topo_.dc_first_rank[d]].loss;
-    }
-    std::vector<LinkStep> links(static_cast<size_t>(n) * n);
-    for (int s = 0; s < n; ++s)
-      for (int d = 0; d < n; ++d) {
-        if (s == d) continue;
-        LinkStep& l = links[s * n + d];
-        const LinkCounters& c = g.links[s * n + d];
-        l.bytes = c.bytes, l.wire_ms = c.wire_ms, l.queued_ms = c.queued_ms;
-        l.latency_samples = c.latency_samples, l.shaper_busy_ms = c.shaper_busy_ms;
-        l.latency_ms = c.latency_samples > 0 ? c.latency_ms / c.latency_samples : 0.0;
-        l.configured_gbps = transport_->capacity_gbps(s, d);
-        l.enforced_gbps = transport_->emulated_gbps(s, d);
-        l.configured_latency_ms = transport_->latency_ms(s, d);
-      }
-    const int64_t tokens = static_cast<int64_t>(cfg_.train.global_batch) * cfg_.model.seq_len;
-    ledger_.add(g, w ? w->step : -1, w ? w->expert : 0, r.loss, tokens,
-                w ? now_ms() - w->t_begin_ms : 0.0, std::move(links));
-    for (auto& rec : ledger_.take_complete()) {
-      ctl_->record(rec);
-      completed_.push_back(std::move(rec));
-    }
-    if (w && !last && !r.stop && w->step + 1 < cfg_.train.steps) {
-      const double t0 = now_ms();
-      if (auto next = ctl_->decide(w->step, w->step + 1, transport_->now(), decision_rows_))
-        bytes = encode(*next);
-      ctl_ms_prev_ = now_ms() - t0;
-    }
-    return r;
-  };
-  std::vector<char> bytes;
-  const Reply reply = exchange_->run(me, transport_->take_counters(), decide, bytes);
-  if (reply.has_plan) apply(decode_plan(bytes));
-  return reply;
+  control_->post(me, transport_->take_counters());
+  ++posted_;
 }
 
-// ---- apply: a new decision record, from the next step on ----
+// ---- apply: a decision record, from the step about to begin ----
 void Run::apply(const Plan& next) {
   const Plan& cur = *plan_;
   try {  // the controller checked its proposal's shape; these check its content first

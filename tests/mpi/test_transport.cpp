@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -19,6 +20,7 @@
 
 #include "config/config.hpp"
 #include "net/transport.hpp"
+#include "topo/clock.hpp"
 
 using namespace strait;
 
@@ -59,12 +61,21 @@ struct Timed {
   std::vector<LinkCounters> counters;
 };
 
+// A transport whose wire timestamps are on rank 0's clock, as in a run (MPI_Wtime may count from
+// a per-process origin, so without the offsets one-way times would be off by milliseconds).
+std::unique_ptr<Transport> transport(const Config& cfg) {
+  static const ClockOffsets offsets = estimate_clock_offsets(MPI_COMM_WORLD);
+  auto tr = std::make_unique<Transport>(cfg, MPI_Wtime());
+  tr->set_clock_offset(offsets.offset_s);
+  return tr;
+}
+
 // Every rank's counters summed, as rank 0 sums them in a run (each link's receiver measures the
 // wire, its sender the shaper's side).
 std::vector<LinkCounters> summed(Transport& tr) {
   std::vector<LinkCounters> mine = tr.take_counters(), all(mine.size());
-  static_assert(sizeof(LinkCounters) == 6 * sizeof(double));
-  MPI_Allreduce(mine.data(), all.data(), static_cast<int>(6 * mine.size()), MPI_DOUBLE, MPI_SUM,
+  static_assert(sizeof(LinkCounters) == 7 * sizeof(double));
+  MPI_Allreduce(mine.data(), all.data(), static_cast<int>(7 * mine.size()), MPI_DOUBLE, MPI_SUM,
                 MPI_COMM_WORLD);
   return all;
 }
@@ -83,7 +94,8 @@ Timed run(Transport& tr, MPI_Comm ch, const std::vector<Transfer>& xs, double re
 
 TEST(Transport, ShapedDirectTransferTakesCapacityAndLatency) {
   Config cfg = make_config(kShaped);
-  Transport tr(cfg, MPI_Wtime());
+  auto owned = transport(cfg);
+  Transport& tr = *owned;
   const size_t X = 1 << 20;
   auto src = pattern(X, 1);
   std::vector<char> dst(X, 0);
@@ -107,7 +119,8 @@ TEST(Transport, ShapedDirectTransferTakesCapacityAndLatency) {
 
 TEST(Transport, RelayArrivesIntactAndUsesBothHops) {
   Config cfg = make_config(kShaped);
-  Transport tr(cfg, MPI_Wtime());
+  auto owned = transport(cfg);
+  Transport& tr = *owned;
   const size_t X = 1 << 20;
   auto src = pattern(X, 2);
   std::vector<char> dst(X, 0);
@@ -128,7 +141,8 @@ TEST(Transport, RelayArrivesIntactAndUsesBothHops) {
 
 TEST(Transport, TwoFlowsShareOneLink) {
   Config cfg = make_config(kShaped);
-  Transport tr(cfg, MPI_Wtime());
+  auto owned = transport(cfg);
+  Transport& tr = *owned;
   const size_t X = 1 << 20;
   auto s1 = pattern(X, 3), s2 = pattern(X, 4);
   std::vector<char> d1(X, 0), d2(X, 0);
@@ -151,7 +165,8 @@ TEST(Transport, TwoFlowsShareOneLink) {
 // flow half of it.
 TEST(Transport, TwoConcurrentFlowsEachWaitHalfTheTime) {
   Config cfg = make_config(kShaped);
-  Transport tr(cfg, MPI_Wtime());
+  auto owned = transport(cfg);
+  Transport& tr = *owned;
   const size_t X = 1 << 20;
   auto s1 = pattern(X, 6), s2 = pattern(X, 7);
   std::vector<char> d1(X, 0), d2(X, 0);
@@ -182,7 +197,8 @@ TEST(Transport, TwoConcurrentFlowsEachWaitHalfTheTime) {
 // but the bytes arrived late, and the wire figures say so.
 TEST(Transport, LateReceiverShowsLowGoodput) {
   Config cfg = make_config(kShaped);
-  Transport tr(cfg, MPI_Wtime());
+  auto owned = transport(cfg);
+  Transport& tr = *owned;
   const size_t X = 1 << 20;
   auto src = pattern(X, 8);
   std::vector<char> dst(X, 0);
@@ -199,7 +215,8 @@ TEST(Transport, LateReceiverShowsLowGoodput) {
 
 TEST(Transport, SmallMessagesGiveLatencySamples) {
   Config cfg = make_config(kShaped);
-  Transport tr(cfg, MPI_Wtime());
+  auto owned = transport(cfg);
+  Transport& tr = *owned;
   char one = 7, got = 0;
   const Timed t = run(tr, MPI_COMM_WORLD, {Transfer{{0, 1}, &one, &got, 1}});
   const LinkCounters& ab = t.counters[0 * 3 + 1];
@@ -213,7 +230,8 @@ TEST(Transport, SmallMessagesGiveLatencySamples) {
 
 TEST(Transport, UnshapedSendsAtOnce) {
   Config cfg = make_config(std::string(kShaped) + "shaper = \"none\"\n");
-  Transport tr(cfg, MPI_Wtime());
+  auto owned = transport(cfg);
+  Transport& tr = *owned;
   const size_t X = 1 << 20;
   auto src = pattern(X, 5);
   std::vector<char> dst(X, 0);

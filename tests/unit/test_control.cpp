@@ -281,13 +281,15 @@ TEST(SyncPlan, CheckRefusesBrokenOwnerPlans) {
 }
 
 namespace {
-Exchange::Gathered gathered(int W, int64_t step, std::vector<std::vector<Completion>> done) {
-  Exchange::Gathered g;
+ControlLink::Gathered gathered(int W, int64_t step, std::vector<std::vector<Completion>> done) {
+  ControlLink::Gathered g;
   g.ranks.resize(W);
   for (int r = 0; r < W; ++r) {
     g.ranks[r].step = step;
     g.ranks[r].compute_ms = 10 + r;
-    g.ranks[r].ready_ms = 1000 + 2 * r;  // rank W-1 arrives last
+    g.ranks[r].ready_ms = 1000 + 2 * r;  // rank W-1 is done last
+    g.ranks[r].control_wait_ms = 0.25 * r;
+    g.ranks[r].control_rtt_ms = 30 + r;
     g.ranks[r].n_done = static_cast<int32_t>(done[r].size());
     for (size_t i = 0; i < done[r].size(); ++i) g.ranks[r].done[i] = done[r][i];
   }
@@ -295,20 +297,22 @@ Exchange::Gathered gathered(int W, int64_t step, std::vector<std::vector<Complet
 }
 }  // namespace
 
-TEST(Ledger, SequentialStepsCompleteInTheirOwnExchange) {
+TEST(Ledger, SequentialStepsCompleteInTheirOwnRound) {
   StepLedger l(2);
   l.add(gathered(2, 0, {{{0, 5, 0, 1, 0}}, {{0, 6, 0, 1, 0}}}), 0, 0, 3.0, 64, 20, {});
   const auto done = l.take_complete();
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].step, 0);
   EXPECT_EQ(done[0].ranks[0].sync_ms, 5);
-  EXPECT_EQ(done[0].ranks[0].wait_ms, 2);  // waited for rank 1's later arrival
-  EXPECT_EQ(done[0].ranks[1].wait_ms, 0);
+  EXPECT_EQ(done[0].ranks[0].slack_ms, 2);  // done 2 ms before rank 1
+  EXPECT_EQ(done[0].ranks[1].slack_ms, 0);
+  EXPECT_EQ(done[0].ranks[1].wait_ms, 0.25);  // blocked for the controller's reply
+  EXPECT_EQ(done[0].control_rtt_ms, 31);      // the slowest round trip
   EXPECT_FALSE(done[0].overlapped);
   EXPECT_TRUE(l.empty());
 }
 
-TEST(Ledger, PipelinedStepsCompleteOneExchangeLaterInOrder) {
+TEST(Ledger, PipelinedStepsCompleteOneRoundLaterInOrder) {
   StepLedger l(2);
   l.add(gathered(2, 0, {{}, {}}), 0, 0, 3.0, 64, 20, {});
   EXPECT_TRUE(l.take_complete().empty());  // its sync is still in flight
@@ -317,8 +321,8 @@ TEST(Ledger, PipelinedStepsCompleteOneExchangeLaterInOrder) {
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].step, 0);
   EXPECT_TRUE(done[0].overlapped);
-  EXPECT_EQ(done[0].ranks[0].wait_ms, 2 + 1.5);  // at the exchange + for the sync thread
-  // The last one lands in a final exchange that computed nothing.
+  EXPECT_EQ(done[0].ranks[1].wait_ms, 0.25 + 0.5);  // for the controller + for the sync thread
+  // The last one lands in a final round that computed nothing.
   l.add(gathered(2, -1, {{{1, 7, 0, 1, 1}}, {{1, 7, 0, 1, 1}}}), -1, 0, 0, 0, 0, {});
   done = l.take_complete();
   ASSERT_EQ(done.size(), 1u);

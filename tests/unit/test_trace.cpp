@@ -95,9 +95,9 @@ std::vector<RankRow> make_ranks(int64_t s) {
 }
 
 std::vector<LinkRow> make_links(int64_t s) {
-  return {LinkRow{s, 0, 1, 1.5e6 + s, 12.0, 0.99, 20.25, 3, 0.5, 11.5, 1.0, 20.0, 1.0},
-          LinkRow{s, 1, 0, 2.5e6, 20.0, 1.0, std::nan(""), 0, std::nan(""), std::nan(""), 1.25, 5.0,
-                  std::nan("")}};
+  return {LinkRow{s, 0, 1, 1.5e6 + s, 512.0, 12.0, 0.99, 20.25, 3, 0.5, 11.5, 1.0, 20.0, 1.0},
+          LinkRow{s, 1, 0, 2.5e6, 0.0, 20.0, 1.0, std::nan(""), 0, std::nan(""), std::nan(""), 1.25,
+                  5.0, std::nan("")}};
 }
 
 void expect_step(const StepRow& a, const StepRow& b) {
@@ -131,6 +131,7 @@ void expect_link(const LinkRow& a, const LinkRow& b) {
   EXPECT_EQ(a.src, b.src);
   EXPECT_EQ(a.dst, b.dst);
   EXPECT_EQ(a.bytes, b.bytes);
+  EXPECT_EQ(a.control_bytes, b.control_bytes);
   EXPECT_EQ(a.wire_ms, b.wire_ms);
   EXPECT_EQ(a.goodput_gbps, b.goodput_gbps);
   auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
