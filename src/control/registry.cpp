@@ -46,8 +46,16 @@ const Table<SyncPlanner> kSyncPlanners = {
     {"hierarchical", make_hierarchical_planner,
      "gather in each DC, ring among gateways, scatter (strategy hierarchical)"},
     {"star", make_star_planner,
-     "parameter server at the DC with the lowest predicted time on the configured links "
+     "parameter server at the DC with the lowest predicted time on the believed links "
      "(strategy owners)"},
+    {"ring-best", make_ring_best_planner,
+     "hierarchical, in the ring order whose slowest hop is fastest on the believed links"},
+    {"blp", make_blp_planner,
+     "owner plan from the BLP linear program (slices, multi-path flows, one-relay paths) on the "
+     "believed links, latency-aware (strategy owners)"},
+    {"mpi-allreduce", make_mpi_allreduce_planner,
+     "the gateways call MPI_Allreduce; only with network.shaper = \"none\" (strategy "
+     "mpi-allreduce)"},
     {"scheduled", make_scheduled_planner,
      "hierarchical, then the planners [[control.switch]] entries name"},
 };

@@ -1,5 +1,6 @@
 // common.cpp — the pieces every sync strategy shares: per-expert channels, gather/scatter
-// between a DC's shards and its gateway's full vector, and a deterministic ring allreduce.
+// between a DC's shards and its gateway's full vector, and a deterministic ring allreduce
+// (in index order, or in the order a plan gives).
 #include <algorithm>
 
 #include "core/check.hpp"
@@ -102,22 +103,30 @@ void sync_through_gateways(ParamSet<float>& ps, SyncChannel& ch, const SyncInput
 }
 
 void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Transport& tr,
-                    const Paths& paths) {
-  const int N = t.num_dcs, r = t.dc;
+                    const Paths& paths, const std::vector<int>& order) {
+  const int N = t.num_dcs;
   if (N <= 1) return;
+  // Positions on the ring: DC at(p) sits at position p; with no order, position = DC index.
+  STRAIT_CHECK(order.empty() || static_cast<int>(order.size()) == N, "ring order of another DC count");
+  auto at = [&](int p) {
+    const int q = ((p % N) + N) % N;
+    return order.empty() ? q : order[q];
+  };
+  int r = 0;
+  while (at(r) != t.dc) STRAIT_CHECK(++r < N, "this DC is not on the ring");
   auto lo = [&](int c) { return n * static_cast<size_t>(c) / N; };
   auto len = [&](int c) { return lo(c + 1) - lo(c); };
-  const int next = (r + 1) % N, prev = (r + N - 1) % N;
+  const int next = at(r + 1), prev = at(r + N - 1);
   ch.ring.resize(n / N + 1);
   // Every gateway knows every pair of the step, so relays (paths through other DCs) can forward.
   std::vector<std::pair<int, int>> pairs;
-  for (int i = 0; i < N; ++i) pairs.emplace_back(i, (i + 1) % N);
+  for (int i = 0; i < N; ++i) pairs.emplace_back(at(i), at(i + 1));
   std::vector<size_t> bytes(N);
-  // Reduce-scatter: after N−1 steps this gateway holds the full sum of chunk (r+1) mod N.
+  // Reduce-scatter: after N−1 steps position r holds the full sum of chunk (r+1) mod N.
   for (int k = 0; k < N - 1; ++k) {
     const int sc = ((r - k) % N + N) % N, rc = ((r - k - 1) % N + N) % N;
     for (int i = 0; i < N; ++i) bytes[i] = len(((i - k) % N + N) % N) * sizeof(float);
-    tr.exchange(ch.gateways, r, buf + lo(sc), len(sc) * sizeof(float), next, ch.ring.data(),
+    tr.exchange(ch.gateways, t.dc, buf + lo(sc), len(sc) * sizeof(float), next, ch.ring.data(),
                 len(rc) * sizeof(float), prev, 2 * k, pairs, bytes, paths);
     float* dst = buf + lo(rc);
     for (size_t i = 0; i < len(rc); ++i) dst[i] += ch.ring[i];
@@ -126,7 +135,7 @@ void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Tr
   for (int k = 0; k < N - 1; ++k) {
     const int sc = ((r + 1 - k) % N + N) % N, rc = ((r - k) % N + N) % N;
     for (int i = 0; i < N; ++i) bytes[i] = len(((i + 1 - k) % N + N) % N) * sizeof(float);
-    tr.exchange(ch.gateways, r, buf + lo(sc), len(sc) * sizeof(float), next, buf + lo(rc),
+    tr.exchange(ch.gateways, t.dc, buf + lo(sc), len(sc) * sizeof(float), next, buf + lo(rc),
                 len(rc) * sizeof(float), prev, 2 * k + 1, pairs, bytes, paths);
   }
 }

@@ -84,6 +84,18 @@ void check_owner_plan(const SyncPlan& p, int n) {
   }
 }
 
+void check_ring(const SyncPlan& p, int n) {
+  if (p.ring.empty()) return;
+  std::vector<bool> seen(n, false);
+  bool ok = static_cast<int>(p.ring.size()) == n;
+  for (int d : p.ring) {
+    ok = ok && d >= 0 && d < n && !seen[d];
+    if (ok) seen[d] = true;
+  }
+  if (!ok) throw std::invalid_argument("sync plan: the ring order is not a permutation of the " +
+                                       std::to_string(n) + " datacenters");
+}
+
 std::vector<const std::vector<int>*> route_paths(const SyncPlan& p) {
   std::vector<const std::vector<int>*> out;
   for (const auto* flows : {&p.reduce, &p.broadcast})
@@ -136,6 +148,7 @@ void encode(wire::Writer& w, const SyncPlan& p) {
   w.put(p.owner_fraction);
   encode_routes(w, p.reduce);
   encode_routes(w, p.broadcast);
+  w.put(p.ring);
   w.put(p.predicted_ms);
 }
 
@@ -144,6 +157,7 @@ void decode(wire::Reader& r, SyncPlan& p) {
   r.get(p.owner_fraction);
   decode_routes(r, p.reduce);
   decode_routes(r, p.broadcast);
+  r.get(p.ring);
   r.get(p.predicted_ms);
 }
 
@@ -159,6 +173,11 @@ std::string to_json(const SyncPlan& p) {
     json_routes(js, p.reduce, n);
     js << ",\"broadcast\":";
     json_routes(js, p.broadcast, n);
+  }
+  if (!p.ring.empty()) {
+    js << ",\"ring\":[";
+    for (size_t i = 0; i < p.ring.size(); ++i) js << (i ? "," : "") << p.ring[i];
+    js << "]";
   }
   if (p.predicted_ms > 0) js << ",\"predicted_ms\":" << p.predicted_ms;
   js << "}";

@@ -5,8 +5,9 @@
 // copy, then broadcast back. reduce[s·n + j] lists the routes by which DC s sends its part of
 // slice j to owner j, broadcast[j·n + d] those by which owner j sends the reduced slice to d;
 // each route carries a fraction of those bytes over one path (multi-path when there are
-// several). A star is one owner; the BLP planner (to come) fills fractions from an LP.
-// Strategies that do not use owners (the hierarchical ring) ignore those fields.
+// several). A star is one owner; the BLP planner fills fractions and routes from an LP.
+// Strategies that do not use owners ignore those fields. The hierarchical ring follows `ring`,
+// the DCs in ring order (empty: 0, 1, ..., n−1), which the ring-best planner chooses.
 // The plan travels to every rank inside the decision record (src/control/plan.hpp).
 #pragma once
 #include <string>
@@ -28,11 +29,12 @@ struct SyncPlan {
   std::vector<double> owner_fraction;         // per DC, summing to 1 (owner plans)
   std::vector<std::vector<Route>> reduce;     // [src·n + owner]
   std::vector<std::vector<Route>> broadcast;  // [owner·n + dst]
+  std::vector<int> ring;                      // ring order (hierarchical); empty = index order
   double predicted_ms = 0;                    // the planner's own prediction; 0 = none
   // The same plan: what would be executed (a prediction that moved changes nothing).
   bool operator==(const SyncPlan& o) const {
     return strategy == o.strategy && owner_fraction == o.owner_fraction && reduce == o.reduce &&
-           broadcast == o.broadcast;
+           broadcast == o.broadcast && ring == o.ring;
   }
 };
 
@@ -44,6 +46,8 @@ SyncPlan star_plan(int num_dcs, int hub, const Paths& paths);
 // 1, or a path that does not run from its source to its destination. (Whether each path's links
 // exist is the transport's check: Transport::check_path.)
 void check_owner_plan(const SyncPlan& p, int num_dcs);
+// Throws std::invalid_argument unless `ring` is empty or a permutation of 0..n−1.
+void check_ring(const SyncPlan& p, int num_dcs);
 // Every route path of an owner plan, for checks against the link graph.
 std::vector<const std::vector<int>*> route_paths(const SyncPlan& p);
 

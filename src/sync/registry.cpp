@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "sync/hierarchical.hpp"
+#include "sync/mpi_allreduce.hpp"
 #include "sync/owners.hpp"
 #include "sync/sync.hpp"
 
@@ -18,6 +19,7 @@ const std::vector<Entry>& table() {
   static const std::vector<Entry> t = {
       {"hierarchical", [] { return std::make_unique<HierarchicalSync>(); }},
       {"owners", [] { return std::make_unique<OwnersSync>(); }},
+      {"mpi-allreduce", [] { return std::make_unique<MpiAllreduceSync>(); }},
   };
   return t;
 }

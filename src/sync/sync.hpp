@@ -78,9 +78,10 @@ void gather_full_to_gateway(const float* shard_host, SyncChannel& ch, const Sync
 // Splits ch.full on the gateway back into shards; every rank receives its own into ch.shard.
 void scatter_full_from_gateway(SyncChannel& ch, const SyncInput& in);
 // Sum-allreduce of buf among gateways by a ring (reduce-scatter, allgather) over the transport;
-// each ring hop takes its path in `paths`.
+// each ring hop takes its path in `paths`. `order` lists the DCs in ring order (plan.hpp's
+// SyncPlan::ring); empty = 0, 1, ..., n−1.
 void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Transport& tr,
-                    const Paths& paths);
+                    const Paths& paths, const std::vector<int>& order = {});
 // Sum-allreduce of buf among gateways by an owner plan (plan.hpp): every DC sends its part of
 // slice j to owner j, which sums the DCs' parts in DC order and sends the sum back.
 void owner_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Transport& tr,

@@ -87,6 +87,28 @@ void check_forecast(const Config& cfg, Errors& e) {
               std::to_string(most) + " steps)");
 }
 
+// The sync planners whose strategy calls MPI itself instead of passing the transport, so the
+// software shaper never sees their bytes (src/sync/mpi_allreduce.cpp): offered only without
+// it, i.e. under kernel shaping (network.shaper = "none", scripts/netns-run).
+const char* const kUnshapedPlanners[] = {"mpi-allreduce"};
+
+void check_unshaped_planners(const Config& cfg, Errors& e) {
+  if (cfg.network.shaper == "none") return;
+  const std::string why = " calls MPI_Allreduce among the gateways, which bypasses the software "
+                          "shaper (network.shaper = " + quote(cfg.network.shaper) + ")";
+  const std::string expected = "network.shaper = \"none\" (kernel shaping under "
+                               "scripts/netns-run, docs/netns.md) or another sync planner";
+  for (const char* name : kUnshapedPlanners) {
+    if (cfg.control.sync_planner == name)
+      e.add("control.sync_planner", "control.sync_planner", quote(name) + why, expected);
+    for (const SwitchEvent& s : cfg.control.switches)
+      if (s.slot == "sync_planner" && s.policy == name) {
+        const std::string key = "control.switch." + std::to_string(s.entry) + ".policy";
+        e.add(key, key, quote(name) + why, expected);
+      }
+  }
+}
+
 std::string head_split_problem(const ModelConfig& m, const SplitCheck& sc,
                                const std::vector<double>& split, bool even,
                                const std::string& dc) {
@@ -180,6 +202,7 @@ Config load_valid_config(const std::string& path, const std::vector<std::string>
   check_policies(cfg, e);
   check_switches(cfg, e);
   check_forecast(cfg, e);
+  check_unshaped_planners(cfg, e);
   // The estimate shards the model as the run will, which needs the splits and size to pass.
   if (!e.any()) check_memory(cfg, e);
   e.throw_if_any();

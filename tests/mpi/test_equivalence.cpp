@@ -247,6 +247,95 @@ TEST(Equivalence, StarSyncPlan) {
   expect_matches_reference(run_on_prefix(cfg), reference(20, 1));
 }
 
+namespace {
+// Three DCs of 1/2/3 ranks with uneven batch shares (as StarSyncPlan), links of uneven
+// capacity: a→b is narrow, so an LP routes part of its bytes through c; short latencies, so
+// relays pay for themselves.
+std::string uneven_three(const std::string& control, const std::string& network = "") {
+  return "batch_shares = [0.5, 0.3333333333, 0.1666666667]\n"
+         "[[datacenter]]\nname = \"a\"\nranks = 1\n"
+         "[[datacenter]]\nname = \"b\"\nranks = 2\n"
+         "[[datacenter]]\nname = \"c\"\nranks = 3\n"
+         "split = [0.1666666667, 0.3333333333, 0.5]\n"
+         "[network]\ndefault_capacity_gbps = 2.0\ndefault_latency_ms = 0.05\n" + network +
+         "[[link]]\nfrom = \"a\"\nto = \"b\"\ncapacity_gbps = 0.1\nlatency_ms = 0.05\n"
+         "[[link]]\nfrom = \"b\"\nto = \"c\"\ncapacity_gbps = 0.5\nlatency_ms = 0.05\n"
+         "[[link]]\nfrom = \"c\"\nto = \"a\"\ncapacity_gbps = 1.0\nlatency_ms = 0.05\n" +
+         control;
+}
+
+// The whole decision records of a traced run, by the step they take effect.
+std::map<int64_t, std::string> plans_of(const std::string& trace) {
+  std::map<int64_t, std::string> plans;
+  for (const auto& r : read_trace(trace).decisions)
+    if (r.slot == "plan") plans[r.effective_step] = r.detail;
+  return plans;
+}
+
+TrainOptions traced(const std::string& name) {
+  TrainOptions opt;
+  opt.trace_path = tmpdir() + "/" + name + ".h5";
+  opt.force = true;
+  return opt;
+}
+}  // namespace
+
+// The BLP planner's owner plan from the first step: several owners, multi-path flows with a
+// relay (a → c → b around the narrow a → b).
+TEST(Equivalence, BlpSyncPlanOnUnevenLinks) {
+  Config cfg = load("blp", base_toml(20, 1) + uneven_three("[control]\nsync_planner = \"blp\"\n"));
+  const TrainOptions opt = traced("blp");
+  expect_matches_reference(run_on_prefix(cfg, opt), reference(20, 1));
+  if (world_rank() != 0) return;
+  const auto plans = plans_of(opt.trace_path);
+  ASSERT_EQ(plans.size(), 1u);  // planned once: the links do not change
+  const std::string& p = plans.begin()->second;
+  EXPECT_NE(p.find("\"strategy\":\"owners\""), std::string::npos) << p;
+  EXPECT_NE(p.find("\"path\":[0,2,1]"), std::string::npos) << p;
+  EXPECT_EQ(p.find("\"owner_fraction\":[1,0,0]"), std::string::npos) << p;
+}
+
+// ring-best: the index ring a → b → c → a runs over the narrow links, so the ring goes the
+// other way round.
+TEST(Equivalence, RingBestOrder) {
+  Config cfg = load("ringbest", base_toml(20, 1) + uneven_three("[control]\nsync_planner = \"ring-best\"\n"));
+  const TrainOptions opt = traced("ringbest");
+  expect_matches_reference(run_on_prefix(cfg, opt), reference(20, 1));
+  if (world_rank() != 0) return;
+  const auto plans = plans_of(opt.trace_path);
+  ASSERT_FALSE(plans.empty());
+  EXPECT_NE(plans.begin()->second.find("\"ring\":[0,2,1]"), std::string::npos) << plans.begin()->second;
+}
+
+// A switch to blp in the middle of a run whose syncs overlap the next expert's compute (so a
+// sync is in flight when the plan changes), then to ring-best.
+TEST(Equivalence, SwitchToBlpMidRun) {
+  Config cfg = load("blpswitch",
+                    base_toml(24, 2) +
+                        uneven_three("[control]\nsync_planner = \"scheduled\"\noverlap = \"pgcs\"\n"
+                                     "[[control.switch]]\nstep = 7\nslot = \"sync_planner\"\n"
+                                     "policy = \"blp\"\n"
+                                     "[[control.switch]]\nstep = 15\nslot = \"sync_planner\"\n"
+                                     "policy = \"ring-best\"\n"));
+  const TrainOptions opt = traced("blpswitch");
+  expect_matches_reference(run_on_prefix(cfg, opt), reference(24, 2));
+  if (world_rank() != 0) return;
+  auto plans = plans_of(opt.trace_path);
+  std::vector<int64_t> effective;
+  for (const auto& [k, v] : plans) effective.push_back(k);
+  EXPECT_EQ(effective, (std::vector<int64_t>{0, 7, 15}));
+  EXPECT_NE(plans[7].find("\"strategy\":\"owners\""), std::string::npos) << plans[7];
+  EXPECT_NE(plans[15].find("\"ring\":[0,2,1]"), std::string::npos) << plans[15];
+}
+
+// mpi-allreduce (without the software shaper, as under tc): MPI's own summation order.
+TEST(Equivalence, MpiAllreduceWithoutTheShaper) {
+  Config cfg = load("mpiallreduce",
+                    base_toml(20, 1) +
+                        uneven_three("[control]\nsync_planner = \"mpi-allreduce\"\n", "shaper = \"none\"\n"));
+  expect_matches_reference(run_on_prefix(cfg), reference(20, 1));
+}
+
 // Two experts trained with their syncs overlapped from the first step.
 TEST(Equivalence, TwoExpertsPipelined) {
   Config cfg = load("pgcs", base_toml(24, 2) + kEven2x2 + "[control]\noverlap = \"pgcs\"\n");

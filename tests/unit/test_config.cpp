@@ -454,6 +454,16 @@ std::vector<BadCase> bad_cases() {
        sw + "\n[[control.switch]]\nstep = 5\nslot = \"sync_planner\"\npolicy = \"magic\"\n",
        {}, "unknown policy \"magic\" for control.sync_planner; expected one of ",
        "control.switch.0.policy", "policy = \"magic\""},
+      // mpi-allreduce bypasses the software shaper: only with network.shaper = "none".
+      {"mpi_allreduce_with_the_software_shaper",
+       with_policies("sync_planner = \"mpi-allreduce\"\n"), {},
+       "\"mpi-allreduce\" calls MPI_Allreduce among the gateways, which bypasses the software "
+       "shaper (network.shaper = \"software\"); expected network.shaper = \"none\"",
+       "control.sync_planner", "sync_planner = \"mpi-allreduce\""},
+      {"switch_to_mpi_allreduce_with_the_software_shaper",
+       sw + "\n[[control.switch]]\nstep = 5\nslot = \"sync_planner\"\npolicy = \"mpi-allreduce\"\n",
+       {}, "bypasses the software shaper (network.shaper = \"software\")",
+       "control.switch.0.policy", "policy = \"mpi-allreduce\""},
       {"switch_to_another_slots_policy",
        sw + "\n[[control.switch]]\nstep = 5\nslot = \"overlap\"\npolicy = \"hierarchical\"\n",
        {}, "unknown policy \"hierarchical\" for control.overlap", "control.switch.0.policy",
@@ -692,6 +702,13 @@ TEST(Config, SwitchToARegisteredPolicyIsValid) {
         << msg;
     EXPECT_EQ(msg.find("control.switch"), std::string::npos) << msg;
   }
+}
+
+// Without the software shaper (kernel shaping under tc) mpi-allreduce is offered.
+TEST(Config, MpiAllreduceIsOfferedWithoutTheSoftwareShaper) {
+  const std::string text = with_policies("sync_planner = \"mpi-allreduce\"\n") +
+                           "\n[network]\nshaper = \"none\"\n";
+  EXPECT_NO_THROW(load_valid_config(scratch().write("mpi_allreduce_none", text).string()));
 }
 
 // What ships must pass the whole validation, not only config/'s part.

@@ -1,0 +1,354 @@
+// test_blp.cpp — the BLP linear program (src/control/blp.hpp) and the planners built on it,
+// without MPI: on a homogeneous mesh the optimum is the ring bound 2(N−1)S/(N·B); on hand-made
+// graphs it meets the cut bound; every plan's flows respect every capacity and never beat a
+// lower bound; graphs no plan can serve are refused; missing links are routed around; a 16-DC
+// graph plans in under 2 s; the latency cap trades bandwidth for latency; ring-best finds the
+// best ring order (checked against every permutation) and keeps the index order when it is as
+// good.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "control/beliefs.hpp"
+#include "control/blp.hpp"
+#include "control/policy.hpp"
+#include "control/sync_cost.hpp"
+#include "core/rng.hpp"
+
+using namespace strait;
+
+namespace {
+
+constexpr double S = 4e6;  // bytes
+
+// A graph with every ordered pair at `gbps` and `ms`.
+BlpGraph mesh(int n, double gbps, double ms = 0) {
+  BlpGraph g{n, std::vector<double>(n * n, gbps), std::vector<double>(n * n, ms), S};
+  for (int d = 0; d < n; ++d) g.gbps[d * n + d] = 0, g.latency_ms[d * n + d] = 0;
+  return g;
+}
+// Links both ways between the listed pairs, nothing else.
+BlpGraph sparse(int n, const std::vector<std::tuple<int, int, double>>& links) {
+  BlpGraph g{n, std::vector<double>(n * n, 0.0), std::vector<double>(n * n, 0.0), S};
+  for (auto [a, b, c] : links) g.gbps[a * n + b] = g.gbps[b * n + a] = c;
+  return g;
+}
+double secs(double bytes, double gbps) { return bytes * 8 / (gbps * 1e9); }
+
+// Uniform in [lo, hi) from the counter-based RNG (deterministic).
+double uniform(uint64_t seed, uint64_t i, double lo, double hi) {
+  return lo + (hi - lo) * uniform01(seed, 0, i);
+}
+BlpGraph random_mesh(int n, uint64_t seed) {
+  BlpGraph g = mesh(n, 1.0);
+  for (int l = 0; l < n * n; ++l)
+    if (l / n != l % n) g.gbps[l] = uniform(seed, 2 * l, 0.2, 5.0), g.latency_ms[l] = uniform(seed, 2 * l + 1, 5, 120);
+  return g;
+}
+
+SyncPlan as_plan(const BlpSolution& s) {
+  SyncPlan p;
+  p.strategy = "owners";
+  p.owner_fraction = s.owner_fraction, p.reduce = s.reduce, p.broadcast = s.broadcast;
+  return p;
+}
+
+// Every link's load within capacity × time, every route over existing links, a valid plan,
+// and no bound beaten.
+void expect_respects_capacities(const BlpGraph& g, const BlpSolution& s, BlpTime time) {
+  ASSERT_TRUE(s.feasible) << s.why;
+  const int n = g.n;
+  const SyncPlan p = as_plan(s);
+  EXPECT_NO_THROW(check_owner_plan(p, n));
+  for (const auto* path : route_paths(p))
+    for (size_t h = 0; h + 1 < path->size(); ++h)
+      EXPECT_GT(g.gbps[(*path)[h] * n + (*path)[h + 1]], 0) << "a route over a missing link";
+  const auto load = owner_plan_loads(p, n, g.bytes);
+  for (int l = 0; l < n * n; ++l) {
+    if (g.gbps[l] == 0) {
+      EXPECT_EQ(load[0][l] + load[1][l], 0);
+      continue;
+    }
+    const double cap = g.gbps[l] * 1e9 / 8;  // bytes/s
+    if (time == BlpTime::joint) {
+      EXPECT_LE(load[0][l] + load[1][l], cap * s.bandwidth_s * (1 + 1e-6)) << "link " << l;
+    } else {
+      EXPECT_LE(load[0][l], cap * s.reduce_s * (1 + 1e-6)) << "link " << l;
+      EXPECT_LE(load[1][l], cap * s.broadcast_s * (1 + 1e-6)) << "link " << l;
+    }
+  }
+  const SyncBounds b = sync_bounds(g);
+  EXPECT_GE(s.bandwidth_s, b.cut_s * (1 - 1e-6));
+  EXPECT_GE(s.bandwidth_s, b.traffic_s * (1 - 1e-6));
+}
+
+// A view of a world with these links (no config, no scenario: the planners read World only).
+ControllerView view_of(const BlpGraph& g, double time_scale = 1) {
+  World w;
+  w.num_dcs = g.n;
+  for (int d = 0; d < g.n; ++d) w.dc_names.push_back("dc" + std::to_string(d));
+  w.gradient_bytes = g.bytes;
+  w.time_scale = time_scale;
+  w.link_gbps = g.gbps, w.link_latency_ms = g.latency_ms;
+  return ControllerView(std::move(w), nullptr, Plan{});
+}
+
+Paths direct(int n) { return direct_paths(n); }
+
+}  // namespace
+
+TEST(Blp, HomogeneousMeshMeetsTheRingBound) {
+  for (int n : {3, 4, 6}) {
+    SCOPED_TRACE(n);
+    const double c = 2.5;
+    const BlpGraph g = mesh(n, c, 20);
+    const double B = (n - 1) * c;  // a DC's outgoing capacity
+    const double ring = secs(2.0 * (n - 1) * S, n * B);
+    const SyncBounds b = sync_bounds(g);
+    EXPECT_NEAR(b.ring_s, ring, 1e-12);
+    EXPECT_NEAR(b.traffic_s, ring, 1e-12);
+    for (BlpTime t : {BlpTime::joint, BlpTime::phased}) {
+      BlpModel m(g, t);
+      const BlpSolution s = m.solve();
+      expect_respects_capacities(g, s, t);
+      EXPECT_NEAR(s.bandwidth_s, ring, 1e-9 * ring);
+      // Direct paths only (relays add byte-hops for nothing), latency = two direct hops.
+      const SyncPlan p = as_plan(s);
+      for (const auto* path : route_paths(p)) EXPECT_EQ(path->size(), 2u);
+      EXPECT_NEAR(s.latency_s, 0.040, 1e-12);
+    }
+  }
+}
+
+TEST(Blp, MeetsTheCutBoundOnHandMadeGraphs) {
+  // Two DCs, asymmetric: every byte of the sum must cross the slow direction once.
+  BlpGraph two = mesh(2, 1.0);
+  two.gbps[0 * 2 + 1] = 4.0, two.gbps[1 * 2 + 0] = 0.5;
+  // A star of three leaves with different links (sparse): the hub owns everything.
+  const BlpGraph star = sparse(4, {{0, 1, 2.0}, {0, 2, 1.0}, {0, 3, 3.0}});
+  // A line 0 - 1 - 2 (sparse): the middle owns, 0 and 2 cannot see each other.
+  const BlpGraph line = sparse(3, {{0, 1, 1.0}, {1, 2, 2.0}});
+  // A mesh with one DC behind a narrow pair of links: its cut is the bottleneck.
+  BlpGraph narrow = mesh(4, 10.0);
+  for (int d = 0; d < 3; ++d) narrow.gbps[3 * 4 + d] = narrow.gbps[d * 4 + 3] = 0.1;
+  const std::pair<const char*, const BlpGraph*> cases[] = {
+      {"two", &two}, {"star", &star}, {"line", &line}, {"narrow", &narrow}};
+  for (const auto& [name, g] : cases) {
+    SCOPED_TRACE(name);
+    const SyncBounds b = sync_bounds(*g);
+    BlpModel m(*g, BlpTime::joint);
+    const BlpSolution s = m.solve();
+    expect_respects_capacities(*g, s, BlpTime::joint);
+    EXPECT_NEAR(s.bandwidth_s, b.cut_s, 1e-7 * b.cut_s);
+  }
+  EXPECT_EQ(sync_bounds(two).cut_set, std::vector<int>{1});  // the side behind 0.5 Gbit/s
+  // Two DCs phased (what the owners strategy runs): each phase moves half of S each way.
+  BlpModel p(two, BlpTime::phased);
+  EXPECT_NEAR(p.solve().bandwidth_s, sync_bounds(two).cut_s, 1e-7 * sync_bounds(two).cut_s);
+}
+
+TEST(Blp, PhasedIsSlowerThanJointOnAStar) {
+  // Joint: the hub owns everything, leaves send up while the hub sends down: S/c, the cut
+  // bound. Phased: a phase uses a link in one direction only, so the LP spreads the slices:
+  // leaf j's uplink carries (1 − α_j)·S, the hub's downlink to j 3·α_j·S (from three sources),
+  // so τ_reduce ≥ 3/4·S/c at α = 1/4 each, the same for the broadcast: 1.5·S/c.
+  const BlpGraph star = sparse(4, {{0, 1, 1.0}, {0, 2, 1.0}, {0, 3, 1.0}});
+  BlpModel j(star, BlpTime::joint), p(star, BlpTime::phased);
+  const BlpSolution sj = j.solve(), sp = p.solve();
+  expect_respects_capacities(star, sj, BlpTime::joint);
+  expect_respects_capacities(star, sp, BlpTime::phased);
+  EXPECT_NEAR(sj.bandwidth_s, secs(S, 1.0), 1e-6 * secs(S, 1.0));
+  EXPECT_NEAR(sp.bandwidth_s, 1.5 * secs(S, 1.0), 1e-6 * secs(S, 1.0));
+  for (double a : sp.owner_fraction) EXPECT_NEAR(a, 0.25, 1e-6);
+}
+
+TEST(Blp, FlowsRespectEveryCapacityOnRandomGraphs) {
+  for (uint64_t seed = 1; seed <= 6; ++seed)
+    for (int n : {3, 5, 7}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " n " + std::to_string(n));
+      BlpGraph g = random_mesh(n, seed);
+      if (seed % 2 == 0)  // drop some links (keeping a ring both ways, so it stays feasible)
+        for (int a = 0; a < n; ++a)
+          for (int b = 0; b < n; ++b)
+            if (a != b && (a + b + seed) % 3 == 0 && std::abs(a - b) != 1 && std::abs(a - b) != n - 1)
+              g.gbps[a * n + b] = 0;
+      for (BlpTime t : {BlpTime::joint, BlpTime::phased}) {
+        BlpModel m(g, t);
+        expect_respects_capacities(g, m.solve(), t);
+        // A latency cap gives a plan within it, or none.
+        const double cap = m.path_latencies_ms()[m.path_latencies_ms().size() / 2];
+        const BlpSolution c = m.solve(cap);
+        if (c.feasible) {
+          expect_respects_capacities(g, c, t);
+          EXPECT_LE(c.latency_s, 2 * cap / 1e3 + 1e-12);
+        }
+      }
+    }
+}
+
+TEST(Blp, RefusesWhatNoPlanCanServe) {
+  BlpGraph g = mesh(3, 1.0);
+  g.gbps[2 * 3 + 0] = g.gbps[2 * 3 + 1] = 0;  // DC 2 cannot send
+  try {
+    BlpModel m(g, BlpTime::phased);
+    FAIL() << "accepted a DC without outgoing links";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("datacenter 2 has no outgoing link"), std::string::npos) << e.what();
+  }
+  BlpGraph isolated = mesh(3, 1.0);
+  for (int d = 0; d < 2; ++d) isolated.gbps[2 * 3 + d] = isolated.gbps[d * 3 + 2] = 0;
+  EXPECT_THROW(BlpModel(isolated, BlpTime::joint), std::invalid_argument);
+  EXPECT_THROW(sync_bounds(isolated), std::invalid_argument);
+  BlpGraph no_bytes = mesh(3, 1.0);
+  no_bytes.bytes = 0;
+  EXPECT_THROW(BlpModel(no_bytes, BlpTime::joint), std::invalid_argument);
+  // A line of six: no DC is within two hops of every other, so no owner can be reached over
+  // direct-or-one-relay paths (the LP says infeasible rather than inventing a plan).
+  const BlpGraph line6 = sparse(6, {{0, 1, 1}, {1, 2, 1}, {2, 3, 1}, {3, 4, 1}, {4, 5, 1}});
+  BlpModel m(line6, BlpTime::phased);
+  const BlpSolution s = m.solve();
+  EXPECT_FALSE(s.feasible);
+  EXPECT_FALSE(s.why.empty());
+  // A line of five: only the middle DC can own.
+  const BlpGraph line5 = sparse(5, {{0, 1, 1}, {1, 2, 1}, {2, 3, 1}, {3, 4, 1}});
+  BlpModel m5(line5, BlpTime::phased);
+  const BlpSolution s5 = m5.solve();
+  expect_respects_capacities(line5, s5, BlpTime::phased);
+  EXPECT_EQ(s5.owner_fraction, (std::vector<double>{0, 0, 1, 0, 0}));
+}
+
+TEST(Blp, RelaysAroundACongestedLink) {
+  // 0→1 is a hundred times narrower than the rest: the LP sends most of its traffic via 2.
+  BlpGraph g = mesh(3, 1.0, 1);
+  g.gbps[0 * 3 + 1] = 0.01;
+  BlpModel m(g, BlpTime::phased);
+  const BlpSolution s = m.solve();
+  expect_respects_capacities(g, s, BlpTime::phased);
+  const SyncPlan p = as_plan(s);
+  bool relayed = false;
+  for (const auto* path : route_paths(p)) relayed = relayed || *path == std::vector<int>{0, 2, 1};
+  EXPECT_TRUE(relayed);
+  // Direct paths only (a cap below any relay) cost more bandwidth time.
+  const BlpSolution d = m.solve(1);
+  ASSERT_TRUE(d.feasible);
+  EXPECT_GT(d.bandwidth_s, 1.4 * s.bandwidth_s);
+}
+
+TEST(Blp, SixteenDcsPlanInUnderTwoSeconds) {
+  const BlpGraph g = random_mesh(16, 42);
+  const ControllerView v = view_of(g);
+  auto planner = make_sync_planner("blp", Config{});
+  ASSERT_TRUE(planner);
+  const auto t0 = std::chrono::steady_clock::now();
+  const SyncDecision d = planner->plan(v, direct(16));
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("  16 DCs: plan in %.3f s; detail %s\n", s, d.detail.substr(0, 400).c_str());
+  EXPECT_LT(s, 2.0);
+  EXPECT_NO_THROW(check_owner_plan(d.plan, 16));
+  // The planner's LP offers the 6 widest relays of each pair: 240 flows per phase, one direct
+  // and 6 relayed paths each; rows: Σα, 480 flows, 2 × 240 links, Σ τ.
+  BlpModel m(g, BlpTime::phased, 6);
+  std::printf("  16 DCs phased LP: %d rows, %d columns, %d non-zeros\n", m.rows(), m.cols(), m.nonzeros());
+  EXPECT_EQ(m.cols(), 2 + 16 + 2 * 240 * 7);
+  EXPECT_EQ(m.rows(), 1 + 2 * 240 + 2 * 240 + 1);
+  // All 14 relays: the optimum moves by little (the planner's choice, docs/sync.md).
+  BlpModel all(g, BlpTime::phased);
+  EXPECT_EQ(all.cols(), 2 + 16 + 2 * 240 * 15);
+  const double t_all = all.solve().bandwidth_s, t6 = m.solve().bandwidth_s;
+  std::printf("  16 DCs LP optimum: %.6g ms (6 relays) vs %.6g ms (all 14)\n", t6 * 1e3, t_all * 1e3);
+  EXPECT_LE(t6, t_all * 1.001);
+}
+
+TEST(BlpPlanner, WeighsLatencyAgainstBandwidth) {
+  // 0→1 narrow: relaying via 2 saves bandwidth time but adds a hop of latency.
+  BlpGraph g = mesh(3, 1.0, 50);
+  g.gbps[0 * 3 + 1] = 0.2;
+  auto planner = make_sync_planner("blp", Config{});
+  // Latency dominates at 4 MB and 50 ms a hop: only direct paths.
+  const SyncDecision d = planner->plan(view_of(g), direct(3));
+  for (const auto* p : route_paths(d.plan)) EXPECT_EQ(p->size(), 2u) << d.detail;
+  EXPECT_NEAR(d.plan.predicted_ms, owner_plan_seconds(believed_links(view_of(g)), d.plan, S) * 1e3, 1e-9);
+  // Without latency the relay pays.
+  BlpGraph fast = g;
+  std::fill(fast.latency_ms.begin(), fast.latency_ms.end(), 0.0);
+  auto planner2 = make_sync_planner("blp", Config{});
+  const SyncDecision r = planner2->plan(view_of(fast), direct(3));
+  bool relayed = false;
+  for (const auto* p : route_paths(r.plan)) relayed = relayed || p->size() == 3;
+  EXPECT_TRUE(relayed) << r.detail;
+  // The detail carries the LP optimum, the bounds and the prediction, in run ms.
+  for (const char* key : {"\"lp_optimum_ms\"", "\"joint_optimum_ms\"", "\"cut_bound_ms\"",
+                          "\"traffic_bound_ms\"", "\"predicted_ms\"", "\"rows\"", "\"ms\""})
+    EXPECT_NE(r.detail.find(key), std::string::npos) << key;
+}
+
+TEST(BlpPlanner, ReplansOnlyWhenBeliefsMove) {
+  BlpGraph g = mesh(3, 1.0, 1);
+  g.gbps[0 * 3 + 1] = 0.3;
+  auto planner = make_sync_planner("blp", Config{});
+  const SyncDecision a = planner->plan(view_of(g), direct(3));
+  BlpGraph nudged = g;
+  nudged.gbps[1 * 3 + 2] *= 1.03;  // within 5%: the plan stands
+  const SyncDecision b = planner->plan(view_of(nudged), direct(3));
+  EXPECT_TRUE(a.plan == b.plan);
+  EXPECT_EQ(a.detail, b.detail);
+  BlpGraph moved = g;
+  moved.gbps[0 * 3 + 1] = 3.0;  // the narrow link is wide now
+  const SyncDecision c = planner->plan(view_of(moved), direct(3));
+  EXPECT_FALSE(a.plan == c.plan);
+}
+
+TEST(RingBest, FindsTheBestOrderOfEveryPermutation) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    const int n = 6;
+    const BlpGraph g = random_mesh(n, 100 + seed);
+    const ControllerView v = view_of(g);
+    const Paths paths = direct(n);
+    const SyncDecision d = make_sync_planner("ring-best", Config{})->plan(v, paths);
+    EXPECT_EQ(d.plan.strategy, "hierarchical");
+    EXPECT_NO_THROW(check_ring(d.plan, n));
+    std::vector<int> perm(n);
+    std::iota(perm.begin(), perm.end(), 0);
+    double best = 1e300;
+    do best = std::min(best, ring_seconds(believed_links(v), perm, paths, S));
+    while (std::next_permutation(perm.begin() + 1, perm.end()));
+    EXPECT_NEAR(d.plan.predicted_ms, best * 1e3, 1e-9 * best * 1e3) << d.detail;
+  }
+}
+
+TEST(RingBest, AvoidsTheSlowHopsOfTheIndexOrder) {
+  // The index ring 0→1→2→3→0 runs over four narrow links; its reverse over wide ones.
+  BlpGraph g = mesh(4, 1.0, 10);
+  for (int i = 0; i < 4; ++i) g.gbps[i * 4 + (i + 1) % 4] = 0.05;
+  const ControllerView v = view_of(g);
+  const SyncDecision d = make_sync_planner("ring-best", Config{})->plan(v, direct(4));
+  EXPECT_EQ(d.plan.ring, (std::vector<int>{0, 3, 2, 1})) << d.detail;
+  EXPECT_LT(d.plan.predicted_ms, ring_seconds(believed_links(v), {}, direct(4), S) * 1e3 / 5);
+  // Homogeneous: the index order is as good as any and is kept (the plan is hierarchical's).
+  const SyncDecision h = make_sync_planner("ring-best", Config{})->plan(view_of(mesh(4, 1.0, 10)), direct(4));
+  EXPECT_TRUE(h.plan.ring.empty()) << h.detail;
+}
+
+TEST(SyncPlan, RingOrderIsCheckedAndRoundTrips) {
+  SyncPlan p;
+  p.ring = {0, 2, 1};
+  EXPECT_NO_THROW(check_ring(p, 3));
+  wire::Writer w;
+  encode(w, p);
+  SyncPlan q;
+  wire::Reader r(w.bytes());
+  decode(r, q);
+  EXPECT_EQ(q.ring, p.ring);
+  EXPECT_TRUE(p == q);
+  EXPECT_NE(to_json(p).find("\"ring\":[0,2,1]"), std::string::npos);
+  SyncPlan other = p;
+  other.ring = {};
+  EXPECT_FALSE(p == other);
+  for (std::vector<int> bad : {std::vector<int>{0, 1}, {0, 1, 1}, {0, 1, 3}}) {
+    p.ring = bad;
+    EXPECT_THROW(check_ring(p, 3), std::invalid_argument);
+  }
+}
