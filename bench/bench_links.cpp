@@ -8,7 +8,10 @@
 //   concurrent two transfers at once on a→b from two threads (two channels, like two experts'
 //              syncs), X/2 and X bytes each: each flow's own rate, which should be half the
 //              capacity;
-//   relay      a→c→b, X and 2X bytes as for throughput, against the bottleneck capacity.
+//   relay      a→c→b, X and 2X bytes as for throughput, against the bottleneck capacity;
+//   wire       the throughput transfers again, timed by the transport's own wire measurement
+//              (the trace's /links: sender's first byte to receiver's last, on rank 0's clock):
+//              X·8 / (wire(2X) − wire(X)), the figure to hold against iperf3.
 // For --backend software the config says shaper = "software"; for tc (under scripts/netns-run)
 // shaper = "none" and the kernel shapes. Appends CSV rows (backend, kind, src, dst,
 // configured_gbps, achieved_gbps, configured_ms, achieved_ms, bytes, repeats) and prints them.
@@ -24,6 +27,7 @@
 #include "config/config.hpp"
 #include "core/check.hpp"
 #include "net/transport.hpp"
+#include "topo/clock.hpp"
 
 using namespace strait;
 
@@ -74,6 +78,7 @@ int main(int argc, char** argv) {
   MPI_Comm_dup(MPI_COMM_WORLD, &ch1);
   MPI_Comm_dup(MPI_COMM_WORLD, &ch2);
   Transport tr(cfg, MPI_Wtime());
+  tr.set_clock_offset(estimate_clock_offsets(MPI_COMM_WORLD).offset_s);  // wire times, as in a run
 
   struct Row {
     std::string kind;
@@ -113,6 +118,22 @@ int main(int argc, char** argv) {
     return big * 8.0 / std::max(1e-9, median(t2) - median(t1)) / 1e9;
   };
   rows.push_back({"throughput", 0, 1, cap, rate_of({0, 1}, 4), lat, 0, static_cast<double>(big), 3});
+
+  // The same transfers as the wire measurement sees them (what /links reports).
+  auto wire_ms = [&](size_t bytes) {
+    tr.take_counters();
+    timed(tr, ch1, {Transfer{{0, 1}, sbuf.data(), rbuf.data(), bytes}}, 4);
+    const auto c = tr.take_counters();
+    double w = c[0 * 3 + 1].wire_ms, all = 0;  // measured by the receiver (rank 1)
+    MPI_CHECK(MPI_Allreduce(&w, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    return all;
+  };
+  {
+    std::vector<double> w1, w2;
+    for (int i = 0; i < 3; ++i) w1.push_back(wire_ms(big)), w2.push_back(wire_ms(2 * big));
+    rows.push_back({"wire", 0, 1, cap, big * 8.0 / std::max(1e-9, (median(w2) - median(w1)) / 1e3) / 1e9,
+                    lat, median(w1) - big * 8.0 / (cap * 1e9) * 1e3, static_cast<double>(big), 3});
+  }
 
   // Two concurrent flows on a→b from two threads (each its own channel), X/2 and then X bytes
   // each; a flow's rate is (X/2)·8 / (t(X) − t(X/2)), so fixed costs cancel as above.

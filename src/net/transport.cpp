@@ -21,6 +21,39 @@ namespace strait {
 
 namespace {
 
+// Open MPI's TCP eager limit (MCA parameter btl_tcp_eager_limit), read through the MPI tool
+// interface; 0 when this MPI has no such variable.
+size_t tcp_eager_limit() {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return 0;
+  size_t out = 0;
+  int num = 0;
+  MPI_T_cvar_get_num(&num);
+  for (int i = 0; i < num && out == 0; ++i) {
+    char name[256];
+    int name_len = sizeof name, verbosity = 0, bind = 0, scope = 0, desc_len = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_T_enum enumtype;
+    if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &enumtype, nullptr, &desc_len,
+                            &bind, &scope) != MPI_SUCCESS ||
+        std::string(name) != "btl_tcp_eager_limit")
+      continue;
+    MPI_T_cvar_handle h;
+    int count = 0;
+    if (MPI_T_cvar_handle_alloc(i, nullptr, &h, &count) != MPI_SUCCESS || count != 1) continue;
+    unsigned long long v = 0;  // large enough for every integer type the variable may have
+    if (MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
+      int size = 0;
+      MPI_Type_size(type, &size);
+      if (size == 4) v &= 0xffffffffull;
+      out = static_cast<size_t>(v);
+    }
+    MPI_T_cvar_handle_free(&h);
+  }
+  MPI_T_finalize();
+  return out;
+}
+
 void sleep_until_run_time(const Transport& tr, double t) {
   const double dt = t - tr.now();
   if (dt > 0) std::this_thread::sleep_for(std::chrono::duration<double>(dt));
@@ -81,6 +114,16 @@ Transport::Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario
       time_scale_(scenario->time_scale()),
       chunk_(static_cast<size_t>(std::max<long long>(1, cfg.network.chunk_bytes))),
       scenario_(std::move(scenario)) {
+  if (!shaped_) {
+    // Without the software shaper the chunks go straight to MPI, between namespaces over TCP. A
+    // message above the TCP eager limit is sent by rendezvous: the sender waits a round trip for
+    // the receiver's go-ahead, on a WAN the largest cost of a small sync (a 241 KB step at
+    // 0.2 Gbit/s and 20 ms took 100 ms instead of 30). Chunks that fit the eager limit go at
+    // once into receives posted ahead (the window below). Every rank reads the same limit.
+    const size_t eager = tcp_eager_limit();
+    const size_t fit = (eager > kEagerHeaderBytes ? eager : kDefaultEagerBytes) - kEagerHeaderBytes;
+    chunk_ = std::min(chunk_, fit);
+  }
   int* ub = nullptr;
   int flag = 0;
   MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
@@ -203,9 +246,9 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         const auto st = l->at(0);
         // Without a reverse link the go-ahead still crosses the WAN; take the forward latency.
         const double rtt = st.latency_s + (back ? back->at(0).latency_s : st.latency_s);
-        // A posted receive lets its chunk's data start one round trip later (rendezvous: the
-        // sender waits for the receiver's go-ahead), so two bandwidth-delay products are needed
-        // in flight to keep the link full.
+        // Chunks are eager (see the constructor), but should MPI fall back to rendezvous a
+        // posted receive lets its chunk's data start one round trip later; two bandwidth-delay
+        // products in flight keep the link full either way.
         in.window = std::min(nc, 4 + static_cast<size_t>(2 * st.capacity_bps / 8 * rtt / ch));
       }
       in.reqs.assign(nc, MPI_REQUEST_NULL);

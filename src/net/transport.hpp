@@ -100,6 +100,9 @@ class Transport {
   // Chunk size of transfers over `path` (see transport.cpp).
   size_t chunk_for(const std::vector<int>& path) const;
   static constexpr double kChunkSeconds = 0.002;
+  // shaper = "none": chunks fit the TCP eager limit (read from MPI, else 64 KiB) less this much
+  // room for MPI's own message header.
+  static constexpr size_t kEagerHeaderBytes = 256, kDefaultEagerBytes = 65536;
   // Tags: tag_base · kTagStride + transfer index for data, + kMaxTransfers for the transfer's
   // timestamp header (the sender's first-byte time, which the receiver needs for the wire time).
   static constexpr int kMaxTransfers = 512, kTagStride = 2 * kMaxTransfers, kMaxTagBases = 256;
