@@ -6,7 +6,8 @@
 #   tc:       scripts/netns-run (root, tc), network.shaper = "none", plus an iperf3 cross-check
 #             between the namespaces of two DCs (rows with backend "iperf3").
 # Goal: throughput within ±5% and latency within ±(1 ms + 5%) of configured.
-# Writes results/bench/links.csv and prints it as a table.
+# Writes results/bench/links.csv and prints it as a table; then scripts/bench-wan.sh, the
+# cross-backend table of a training job (WAN=0 skips it; about 10 minutes with tc).
 # Usage: scripts/bench-links.sh [BUILD_DIR]   (BACKENDS="software tc" to choose)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -80,3 +81,5 @@ cp "$tmp/links.csv" "$out"
 echo
 column -s, -t < "$out"
 echo "wrote $out"
+# One world, two emulators: the same job under both backends (results/bench/wan.csv, wan.md).
+if [ "${WAN:-1}" = 1 ]; then bash scripts/bench-wan.sh "$build"; fi

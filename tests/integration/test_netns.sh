@@ -129,6 +129,20 @@ EOF
 )
 [ "$hosts" = "dc0 dc1" ] || fail "ranks should run on hosts dc0 and dc1 (one namespace per DC); trace says '$hosts'"
 ok "rank 0 ran in dc0's namespace, rank 1 in dc1's"
+# The controller's traffic crosses the tc links too, and the links are measured at the wire.
+wire=$(/usr/bin/python3 - "$TMP/netns.h5" <<'EOF' 2>&1
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r", locking=False) as f:
+    l = f["links"][:]
+ok = (l["control_bytes"].sum() > 0 and l["bytes"].sum() > l["control_bytes"].sum()
+      and l["wire_ms"].sum() > 0 and l["latency_samples"].sum() > 0
+      and np.isnan(l["queued_ms"]).all() and np.isnan(l["shaper_busy_ms"]).all())
+print("ok" if ok else "control %s of %s bytes, wire %s ms, %s latency samples"
+      % (l["control_bytes"].sum(), l["bytes"].sum(), l["wire_ms"].sum(), l["latency_samples"].sum()))
+EOF
+)
+[ "$wire" = ok ] || fail "links under tc: $wire"
+ok "under tc the controller's messages cross the links and /links is measured at the wire"
 check_clean "training run"
 
 # ---- 2. rate and delay, measured --------------------------------------------------------------
