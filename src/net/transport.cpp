@@ -73,6 +73,7 @@ struct InFlow {
   std::vector<MPI_Request> reqs;
   size_t posted = 0, done = 0;  // chunks posted / completed, both in order
   double sent_at = 0;           // the sender's first-byte time (header), rank 0's clock
+  double first_at = 0;          // when the first chunk had arrived here, rank 0's clock
   MPI_Request header = MPI_REQUEST_NULL;
   bool header_done = false, recorded = false;
 };
@@ -284,6 +285,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         int done = 0;
         MPI_CHECK(MPI_Test(&in.reqs[in.done], &done, MPI_STATUS_IGNORE));
         if (!done) break;
+        if (in.done == 0) in.first_at = rank0_time();
         ++in.done;
       }
       post_more(in);
@@ -302,6 +304,10 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         if (in.nchunks == 1 && in.bytes <= kLatencyProbeBytes) {
           mine[l].latency_ms += std::max(0.0, got - in.sent_at) * 1e3;
           mine[l].latency_samples += 1;
+        }
+        if (in.nchunks >= 2 && got > in.first_at) {
+          mine[l].stream_bytes += static_cast<double>(in.bytes - std::min(in.bytes, in.chunk));
+          mine[l].stream_ms += (got - in.first_at) * 1e3;
         }
         in.recorded = true;
       }
@@ -370,6 +376,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     c.bytes += mine[l].bytes, c.control_bytes += mine[l].control_bytes;
     c.latency_ms += mine[l].latency_ms;
     c.latency_samples += mine[l].latency_samples, c.queued_ms += mine[l].queued_ms;
+    c.stream_bytes += mine[l].stream_bytes, c.stream_ms += mine[l].stream_ms;
     c.shaper_busy_ms += mine[l].shaper_busy_ms;
   }
   for (const auto& [l, iv] : intervals) wire_[l].push_back(iv);

@@ -36,6 +36,9 @@ struct LinkCounters {
                                // with the flow)
   double latency_ms = 0;       // receiver: sum over small one-chunk messages of receive − send
   double latency_samples = 0;  // receiver: how many such messages
+  double stream_bytes = 0;     // receiver: bytes of multi-chunk flows after their first chunk,
+  double stream_ms = 0;        // and the time from the first chunk's arrival to the last's: the
+                               // link's delivery rate while a flow streamed, latency excluded
   double queued_ms = 0;        // sender: time its chunks waited for the link behind other flows'
                                // chunks (software shaper; not observable under tc: 0)
   double shaper_busy_ms = 0;   // sender: the software shaper's own reservations of the link

@@ -59,6 +59,7 @@ struct LinkRow {
   double control_bytes = 0;    // the part of it that was the controller's own traffic
   double wire_ms = 0;          // union of their [first byte sent, last byte received] (rank 0's clock)
   double goodput_gbps = 0;     // bytes·8 / wire_ms
+  double stream_gbps = 0;      // delivery rate while multi-chunk flows streamed (latency excluded); NaN without one
   double latency_ms = 0;       // mean one-way time of small one-chunk messages; NaN without any
   int64_t latency_samples = 0;
   double queued_ms = 0;        // chunks waiting behind other flows' chunks; NaN under tc

@@ -94,6 +94,8 @@ Reply check_round(const ControlLink::Gathered& g, std::vector<char>& out, int n)
     EXPECT_EQ(g.links[l].wire_ms, 4 * 1.0 * l);
     EXPECT_EQ(g.links[l].latency_ms, 2.0 * (0 + 1 + 2 + 3));
     EXPECT_EQ(g.links[l].latency_samples, 4.0);
+    EXPECT_EQ(g.links[l].stream_bytes, 4 * 9.0 * l);
+    EXPECT_EQ(g.links[l].stream_ms, 0.25 * (0 + 1 + 2 + 3));
     EXPECT_EQ(g.links[l].queued_ms, 0.5 * (0 + 1 + 2 + 3));
     EXPECT_EQ(g.links[l].shaper_busy_ms, 4 * 3.0 * l);
   }
@@ -113,7 +115,9 @@ void two_rounds(bool threaded) {
   int decided = 0;
   std::vector<LinkCounters> links(n * n);
   for (int l = 0; l < n * n; ++l)
-    links[l] = LinkCounters{100.0 * l + r, 7.0 * r, 1.0 * l, 2.0 * r, 1.0, 0.5 * r, 3.0 * l};
+    links[l] = LinkCounters{.bytes = 100.0 * l + r, .control_bytes = 7.0 * r, .wire_ms = 1.0 * l,
+                            .latency_ms = 2.0 * r, .latency_samples = 1.0, .stream_bytes = 9.0 * l,
+                            .stream_ms = 0.25 * r, .queued_ms = 0.5 * r, .shaper_busy_ms = 3.0 * l};
   {
     ControlLink link(topo, tr, threaded,
                      [&](const ControlLink::Gathered& g, std::vector<char>& out) {
@@ -141,7 +145,7 @@ void two_rounds(bool threaded) {
   // The controller's traffic crossed the links: the bundles up, the replies (and the record)
   // down, each a small one-chunk message with a latency sample of about 5 ms.
   std::vector<LinkCounters> mine = tr.take_counters(), all(mine.size());
-  MPI_Allreduce(mine.data(), all.data(), static_cast<int>(7 * mine.size()), MPI_DOUBLE, MPI_SUM,
+  MPI_Allreduce(mine.data(), all.data(), static_cast<int>(sizeof(LinkCounters) / sizeof(double) * mine.size()), MPI_DOUBLE, MPI_SUM,
                 MPI_COMM_WORLD);
   const double rec = sizeof(RankReport) + n * n * sizeof(LinkCounters);
   EXPECT_EQ(all[1 * n + 0].bytes, 2 * 2 * rec);  // two rounds of DC b's two records
