@@ -6,7 +6,7 @@ CONFIG ?= configs/default.toml
 NP ?= $(shell /usr/bin/python3 scripts/world-size.py $(CONFIG) 2>/dev/null || echo 4)
 MPIRUN = scripts/mpirun-local
 
-.PHONY: all deps configure build run test bench bench-compute bench-links bench-forecast clean
+.PHONY: all deps configure build run test bench bench-compute bench-links bench-forecast bench-sync clean
 
 all: build
 
@@ -25,7 +25,7 @@ run: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure --timeout 900
 
-bench: bench-compute bench-links bench-forecast
+bench: bench-compute bench-links bench-forecast bench-sync
 
 bench-compute: build
 	@bash scripts/bench-compute.sh $(BUILD)
@@ -36,6 +36,10 @@ bench-links: build
 # The load forecasters on the real traces of ../shared/data/traces (results/forecast/).
 bench-forecast: build
 	@bash scripts/bench-forecast.sh $(BUILD)
+
+# Every sync planner on every benchmark graph (software shaper): results/bench/sync.{csv,md}.
+bench-sync: build
+	@bash scripts/bench-sync.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -13,7 +13,9 @@ LinkBeliefs believed_links(const ControllerView& v) {
 
 bool close_beliefs(const LinkBeliefs& now, const LinkBeliefs& before, double rel) {
   if (now.n != before.n || now.gbps.size() != before.gbps.size()) return false;
-  auto near = [rel](double a, double b) { return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b)); };
+  auto near = [rel](double a, double b) {
+    return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b));
+  };
   for (size_t l = 0; l < now.gbps.size(); ++l) {
     if ((now.gbps[l] > 0) != (before.gbps[l] > 0)) return false;
     if (!near(now.gbps[l], before.gbps[l]) || !near(now.latency_ms[l], before.latency_ms[l]))

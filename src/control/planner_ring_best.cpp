@@ -39,7 +39,8 @@ std::vector<int> best_ring(int n, const std::vector<double>& cost) {
         }
     }
   double bottleneck = kInf;
-  for (int v = 1; v < n; ++v) bottleneck = std::min(bottleneck, std::max(dp[full * n + v], cost[v * n]));
+  for (int v = 1; v < n; ++v)
+    bottleneck = std::min(bottleneck, std::max(dp[full * n + v], cost[v * n]));
   const double allowed = bottleneck * (1 + 1e-12);
   // Pass 2: the smallest sum over paths whose hops stay within the bottleneck.
   std::fill(dp.begin(), dp.end(), kInf);
@@ -51,13 +52,15 @@ std::vector<int> best_ring(int n, const std::vector<double>& cost) {
       for (int w = 1; w < n; ++w)
         if (!(m >> w & 1) && cost[v * n + w] <= allowed) {
           const size_t to = (m | size_t{1} << w) * n + w;
-          if (dp[m * n + v] + cost[v * n + w] < dp[to]) dp[to] = dp[m * n + v] + cost[v * n + w], parent[to] = v;
+          if (dp[m * n + v] + cost[v * n + w] < dp[to])
+            dp[to] = dp[m * n + v] + cost[v * n + w], parent[to] = v;
         }
     }
   int last = -1;
   double best = kInf;
   for (int v = 1; v < n; ++v)
-    if (cost[v * n] <= allowed && dp[full * n + v] + cost[v * n] < best) best = dp[full * n + v] + cost[v * n], last = v;
+    if (cost[v * n] <= allowed && dp[full * n + v] + cost[v * n] < best)
+      best = dp[full * n + v] + cost[v * n], last = v;
   std::vector<int> order;
   for (size_t m = full; last >= 0;) {
     order.push_back(last);
@@ -98,7 +101,8 @@ class RingBest final : public SyncPlanner {
     std::ostringstream js;
     js << "{\"on\":\"" << b.source << "\",\"order\":";
     if (order.empty()) {
-      js << (n <= kExactDcs ? "\"index (as good as any)\"" : "\"index (more DCs than the exact search takes)\"");
+      js << (n <= kExactDcs ? "\"index (as good as any)\""
+                            : "\"index (more DCs than the exact search takes)\"");
     } else {
       js << "[";
       for (int i = 0; i < n; ++i) js << (i ? "," : "") << "\"" << w.dc_names[order[i]] << "\"";

@@ -272,22 +272,24 @@ std::map<int64_t, std::string> plans_of(const std::string& trace) {
   return plans;
 }
 
-TrainOptions traced(const std::string& name) {
+// Trains the tiny model on `layout` with a trace, checks it against the single-rank run and
+// returns its decision records (rank 0; empty on the others).
+std::map<int64_t, std::string> run_traced(const std::string& name, int steps, int experts,
+                                          const std::string& layout) {
+  Config cfg = load(name, base_toml(steps, experts) + layout);
   TrainOptions opt;
   opt.trace_path = tmpdir() + "/" + name + ".h5";
   opt.force = true;
-  return opt;
+  expect_matches_reference(run_on_prefix(cfg, opt), reference(steps, experts));
+  return world_rank() == 0 ? plans_of(opt.trace_path) : std::map<int64_t, std::string>{};
 }
 }  // namespace
 
 // The BLP planner's owner plan from the first step: several owners, multi-path flows with a
 // relay (a → c → b around the narrow a → b).
 TEST(Equivalence, BlpSyncPlanOnUnevenLinks) {
-  Config cfg = load("blp", base_toml(20, 1) + uneven_three("[control]\nsync_planner = \"blp\"\n"));
-  const TrainOptions opt = traced("blp");
-  expect_matches_reference(run_on_prefix(cfg, opt), reference(20, 1));
+  const auto plans = run_traced("blp", 20, 1, uneven_three("[control]\nsync_planner = \"blp\"\n"));
   if (world_rank() != 0) return;
-  const auto plans = plans_of(opt.trace_path);
   ASSERT_EQ(plans.size(), 1u);  // planned once: the links do not change
   const std::string& p = plans.begin()->second;
   EXPECT_NE(p.find("\"strategy\":\"owners\""), std::string::npos) << p;
@@ -298,29 +300,24 @@ TEST(Equivalence, BlpSyncPlanOnUnevenLinks) {
 // ring-best: the index ring a → b → c → a runs over the narrow links, so the ring goes the
 // other way round.
 TEST(Equivalence, RingBestOrder) {
-  Config cfg = load("ringbest", base_toml(20, 1) + uneven_three("[control]\nsync_planner = \"ring-best\"\n"));
-  const TrainOptions opt = traced("ringbest");
-  expect_matches_reference(run_on_prefix(cfg, opt), reference(20, 1));
+  const auto plans =
+      run_traced("ringbest", 20, 1, uneven_three("[control]\nsync_planner = \"ring-best\"\n"));
   if (world_rank() != 0) return;
-  const auto plans = plans_of(opt.trace_path);
   ASSERT_FALSE(plans.empty());
-  EXPECT_NE(plans.begin()->second.find("\"ring\":[0,2,1]"), std::string::npos) << plans.begin()->second;
+  EXPECT_NE(plans.begin()->second.find("\"ring\":[0,2,1]"), std::string::npos)
+      << plans.begin()->second;
 }
 
 // A switch to blp in the middle of a run whose syncs overlap the next expert's compute (so a
 // sync is in flight when the plan changes), then to ring-best.
 TEST(Equivalence, SwitchToBlpMidRun) {
-  Config cfg = load("blpswitch",
-                    base_toml(24, 2) +
-                        uneven_three("[control]\nsync_planner = \"scheduled\"\noverlap = \"pgcs\"\n"
-                                     "[[control.switch]]\nstep = 7\nslot = \"sync_planner\"\n"
-                                     "policy = \"blp\"\n"
-                                     "[[control.switch]]\nstep = 15\nslot = \"sync_planner\"\n"
-                                     "policy = \"ring-best\"\n"));
-  const TrainOptions opt = traced("blpswitch");
-  expect_matches_reference(run_on_prefix(cfg, opt), reference(24, 2));
+  auto plans = run_traced("blpswitch", 24, 2,
+                          uneven_three("[control]\nsync_planner = \"scheduled\"\noverlap = \"pgcs\"\n"
+                                       "[[control.switch]]\nstep = 7\nslot = \"sync_planner\"\n"
+                                       "policy = \"blp\"\n"
+                                       "[[control.switch]]\nstep = 15\nslot = \"sync_planner\"\n"
+                                       "policy = \"ring-best\"\n"));
   if (world_rank() != 0) return;
-  auto plans = plans_of(opt.trace_path);
   std::vector<int64_t> effective;
   for (const auto& [k, v] : plans) effective.push_back(k);
   EXPECT_EQ(effective, (std::vector<int64_t>{0, 7, 15}));
@@ -332,7 +329,8 @@ TEST(Equivalence, SwitchToBlpMidRun) {
 TEST(Equivalence, MpiAllreduceWithoutTheShaper) {
   Config cfg = load("mpiallreduce",
                     base_toml(20, 1) +
-                        uneven_three("[control]\nsync_planner = \"mpi-allreduce\"\n", "shaper = \"none\"\n"));
+                        uneven_three("[control]\nsync_planner = \"mpi-allreduce\"\n",
+                                     "shaper = \"none\"\n"));
   expect_matches_reference(run_on_prefix(cfg), reference(20, 1));
 }
 

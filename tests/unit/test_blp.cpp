@@ -45,7 +45,8 @@ double uniform(uint64_t seed, uint64_t i, double lo, double hi) {
 BlpGraph random_mesh(int n, uint64_t seed) {
   BlpGraph g = mesh(n, 1.0);
   for (int l = 0; l < n * n; ++l)
-    if (l / n != l % n) g.gbps[l] = uniform(seed, 2 * l, 0.2, 5.0), g.latency_ms[l] = uniform(seed, 2 * l + 1, 5, 120);
+    if (l / n != l % n)
+      g.gbps[l] = uniform(seed, 2 * l, 0.2, 5.0), g.latency_ms[l] = uniform(seed, 2 * l + 1, 5, 120);
   return g;
 }
 
@@ -196,7 +197,8 @@ TEST(Blp, RefusesWhatNoPlanCanServe) {
     BlpModel m(g, BlpTime::phased);
     FAIL() << "accepted a DC without outgoing links";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("datacenter 2 has no outgoing link"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("datacenter 2 has no outgoing link"), std::string::npos)
+        << e.what();
   }
   BlpGraph isolated = mesh(3, 1.0);
   for (int d = 0; d < 2; ++d) isolated.gbps[2 * 3 + d] = isolated.gbps[d * 3 + 2] = 0;
@@ -270,7 +272,8 @@ TEST(BlpPlanner, WeighsLatencyAgainstBandwidth) {
   // Latency dominates at 4 MB and 50 ms a hop: only direct paths.
   const SyncDecision d = planner->plan(view_of(g), direct(3));
   for (const auto* p : route_paths(d.plan)) EXPECT_EQ(p->size(), 2u) << d.detail;
-  EXPECT_NEAR(d.plan.predicted_ms, owner_plan_seconds(believed_links(view_of(g)), d.plan, S) * 1e3, 1e-9);
+  EXPECT_NEAR(d.plan.predicted_ms,
+              owner_plan_seconds(believed_links(view_of(g)), d.plan, S) * 1e3, 1e-9);
   // Without latency the relay pays.
   BlpGraph fast = g;
   std::fill(fast.latency_ms.begin(), fast.latency_ms.end(), 0.0);
@@ -328,7 +331,8 @@ TEST(RingBest, AvoidsTheSlowHopsOfTheIndexOrder) {
   EXPECT_EQ(d.plan.ring, (std::vector<int>{0, 3, 2, 1})) << d.detail;
   EXPECT_LT(d.plan.predicted_ms, ring_seconds(believed_links(v), {}, direct(4), S) * 1e3 / 5);
   // Homogeneous: the index order is as good as any and is kept (the plan is hierarchical's).
-  const SyncDecision h = make_sync_planner("ring-best", Config{})->plan(view_of(mesh(4, 1.0, 10)), direct(4));
+  const SyncDecision h =
+      make_sync_planner("ring-best", Config{})->plan(view_of(mesh(4, 1.0, 10)), direct(4));
   EXPECT_TRUE(h.plan.ring.empty()) << h.detail;
 }
 
