@@ -57,6 +57,33 @@ struct LinkConfig {
   const char* schedule_kind() const;
 };
 
+// One point of a rank's speed along its load source's axis (steps, seconds or iterations): from
+// `t` on, until the next point, the rank runs at relative speed `speed` in (0, 1].
+struct SpeedPoint {
+  double t = 0, speed = 1;
+};
+
+// A [[load]] entry: what the world does to the speed of some ranks over the steps
+// (src/scenario/load.hpp, docs/balance.md). Every kind but "markov" is resolved here into one
+// piecewise series per rank; step s reads it at axis position start + s·stride (holding the first
+// point before it and the last one after it), so a run's loads are a pure function of the step.
+struct LoadConfig {
+  int entry = 0;                 // index among the [[load]] entries (for messages)
+  std::string datacenter;        // the datacenter named, or "" when `ranks` named world ranks
+  std::vector<int> ranks;        // the world ranks it applies to
+  std::string kind;              // "constant" | "step" | "csv" | "markov" | "trace"
+  std::string file;              // csv, trace: the file read (resolved path)
+  std::string detail;            // trace: "column <c> of worker 6", for the run header and docs
+  std::vector<std::vector<SpeedPoint>> points;  // per rank of `ranks`, t ascending
+  double start = 0, stride = 1;  // axis position of step 0, axis units per step
+  // markov: each rank runs its own chain over `speeds`, moving every dwell_steps steps by
+  // `transition`, drawn from the counter-based RNG seeded by (seed, world rank).
+  std::vector<double> markov_speeds;
+  std::vector<std::vector<double>> markov_transition;
+  int dwell_steps = 1;
+  uint64_t seed = 0;
+};
+
 struct NetworkConfig {
   std::string shaper = "software";   // "software" | "none" (raw MPI, e.g. under the tc launcher)
   double time_scale = 1.0;           // > 0: run capacity = capacity / s, latency (and time) × s
@@ -126,6 +153,14 @@ struct ForecastConfig {
                                         // GM(1,1) undefined)
 };
 
+// [control.balance]: the rule of the balancers "proportional" and "oracle" (docs/balance.md).
+struct BalanceConfig {
+  int gain_steps = 20;        // K: a re-split must repay its measured cost within K steps
+  double hysteresis = 0.05;   // a new plan must be predicted at least this much faster (relative)
+  int noise_window = 20;      // recent forecasts whose error also bounds that threshold from below
+  bool shares = true;         // also re-set the batch shares across datacenters
+};
+
 struct ControlConfig {
   std::string forecaster = "last-value";
   std::string balancer = "static";
@@ -133,6 +168,7 @@ struct ControlConfig {
   std::string sync_planner = "hierarchical";
   std::string overlap = "sequential";
   ForecastConfig forecast;            // [control.forecast]
+  BalanceConfig balance;              // [control.balance]
   // The controller answers step s's reports before step s + lag: 1 waits for its round trip
   // every step; 2 (default) lets it run while the next step computes (src/control/control_link.hpp).
   int lag = 2;
@@ -161,6 +197,7 @@ struct Config {
   std::vector<DatacenterConfig> datacenters;
   NetworkConfig network;
   std::vector<LinkConfig> links;  // every ordered pair of distinct DCs, after defaults
+  std::vector<LoadConfig> loads;  // [[load]] entries: ranks whose speed varies over the steps
   ModelConfig model;
   TrainConfig train;
   ControlConfig control;
@@ -199,5 +236,31 @@ void check_world_size(const Config& cfg, int actual_world_size);
 // where <key> names the config key that points at the file (e.g. "link.0.schedule").
 std::vector<ScheduleRow> read_schedule_csv(const std::string& path,
                                            const std::string& key = "schedule");
+
+// Reads a load schedule CSV: a header line "step,speed" or "time_s,speed" (`axis` gets its first
+// column), then one row per change, the first column strictly ascending, speed in (0, 1]. Errors
+// as read_schedule_csv's.
+std::vector<SpeedPoint> read_speed_csv(const std::string& path, const std::string& key,
+                                       std::string& axis);
+
+// One series of a trace file: its rows in file order (time strictly ascending) and their lines.
+struct TraceSeries {
+  long long group = 0;      // the value of the group column ("worker", "pod"), 0 without one
+  std::vector<double> t, value;
+  std::vector<int> line;
+};
+struct TraceFile {
+  std::vector<std::string> header;
+  std::string time_column, value_column;
+  std::vector<TraceSeries> series;  // in order of first appearance
+};
+// Reads a trace CSV with a header line (e.g. ../shared/data/traces): the value column (""= the
+// last one), the time column ("" = the first of t_s, time_s, time, step in the header), and one
+// series per integer value of `group_column` ("" = the whole file is one series). Compressed
+// files are refused with the command that decompresses them. Errors as read_schedule_csv's; a
+// missing column points at the header line and lists the columns there are.
+TraceFile read_trace_csv(const std::string& path, const std::string& key,
+                         const std::string& value_column, const std::string& time_column,
+                         const std::string& group_column);
 
 }  // namespace strait

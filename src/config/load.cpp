@@ -13,6 +13,7 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -33,7 +34,7 @@ constexpr int kMaxRanksPerDc = 65536;
 // array's path, so "datacenter" describes every [[datacenter]] entry).
 const std::map<std::string, std::vector<std::string>>& schema() {
   static const std::map<std::string, std::vector<std::string>> s = {
-      {"", {"run", "datacenter", "network", "link", "model", "train", "control", "trace",
+      {"", {"run", "datacenter", "network", "link", "load", "model", "train", "control", "trace",
             "checkpoint"}},
       {"run", {"name", "out_dir", "backend", "gpu_math", "memory_limit_gb"}},
       {"datacenter", {"name", "ranks", "speed", "split"}},
@@ -42,27 +43,32 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"link", {"from", "to", "capacity_gbps", "latency_ms", "jitter_ms", "schedule", "step_at_s",
                 "step_capacity_gbps", "step_latency_ms", "markov_factors", "markov_transition",
                 "markov_dwell_s", "markov_seed"}},
+      {"load", {"datacenter", "ranks", "kind", "speed", "at_step", "speed_after", "file", "start",
+                "stride", "speeds", "transition", "dwell_steps", "seed", "column", "time_column",
+                "worker", "pod", "signal", "floor"}},
       {"model", {"layers", "d_model", "heads", "d_ff", "seq_len", "vocab", "experts", "init_std"}},
       {"train", {"global_batch", "steps", "lr", "beta1", "beta2", "eps", "weight_decay", "seed",
                  "corpus", "batch_shares", "log_every"}},
       {"control", {"forecaster", "balancer", "path_selector", "sync_planner", "overlap", "lag",
-                   "resplit", "reroute", "switch", "forecast"}},
+                   "resplit", "reroute", "switch", "forecast", "balance"}},
       {"control.resplit", {"step", "datacenter", "split"}},
       {"control.reroute", {"step", "from", "to", "via"}},
       {"control.switch", {"step", "slot", "policy"}},
       {"control.forecast", {"window", "states", "horizon", "fallback", "ewma_alpha",
                             "skill_window", "checks"}},
+      {"control.balance", {"gain_steps", "hysteresis", "noise_window", "shares"}},
       {"trace", {"path"}},
       {"checkpoint", {"every", "path"}},
   };
   return s;
 }
-const std::set<std::string> kArraysOfTables = {"datacenter", "link", "control.resplit",
+const std::set<std::string> kArraysOfTables = {"datacenter", "link", "load", "control.resplit",
                                                "control.reroute", "control.switch"};
 // Keys that only take strings: a --set value for them is never parsed as another TOML type.
 const std::set<std::string> kStringKeys = {
     "run.name", "run.out_dir", "run.backend", "run.gpu_math", "datacenter.name", "network.shaper", "link.from",
-    "link.to", "link.schedule",
+    "link.to", "link.schedule", "load.datacenter", "load.kind", "load.file", "load.column",
+    "load.time_column", "load.signal",
     "train.corpus", "control.forecaster", "control.balancer", "control.path_selector",
     "control.sync_planner", "control.overlap", "control.resplit.datacenter",
     "control.reroute.from", "control.reroute.to", "control.switch.slot", "control.switch.policy",
@@ -586,6 +592,73 @@ Got read_number_array(Checker& c, const toml::node* n, const std::string& path,
   return Got::ok;
 }
 
+// The regular file a path key names, relative paths starting at the config file's folder; ""
+// (reported) when the key is not a usable path.
+std::string existing_file(Checker& c, const toml::table* t, const std::string& key,
+                          const std::string& path, const fs::path& config_dir,
+                          const std::string& expected) {
+  const toml::node* n = child(t, key);
+  std::string rel;
+  if (read_string(c, t, key, path, rel, expected) != Got::ok) return "";
+  if (rel.empty()) {
+    c.fail(n, path, "empty", expected);
+    return "";
+  }
+  fs::path full(rel);
+  if (full.is_relative()) full = config_dir / full;
+  std::error_code ec;
+  if (!fs::is_regular_file(full, ec)) {
+    c.fail(n, path,
+           quote(rel) + (full.string() != rel ? " (" + full.string() + ")" : "") +
+               (fs::exists(full, ec) ? " is not a regular file" : " does not exist"),
+           expected);
+    return "";
+  }
+  return full.string();
+}
+
+// A K×K row-stochastic matrix (a Markov chain's transitions), one row per `per` (e.g. "markov
+// factor"): entries in [0, 1], rows summing to 1 within 1e-6. False (reported) otherwise.
+bool read_transition(Checker& c, const toml::node* tn, const std::string& path, size_t K,
+                     const std::string& per, std::vector<std::vector<double>>& out) {
+  const std::string texp = "a square array of " + count(static_cast<long long>(K), "row") +
+                           " of " + count(static_cast<long long>(K), "number") +
+                           " in [0, 1] (one per " + per + "), each row summing to 1 within 1e-6";
+  const toml::array* ta = tn->as_array();
+  if (!ta) {
+    c.fail(tn, path, "got " + type_phrase(*tn), texp);
+    return false;
+  }
+  if (ta->size() != K) {
+    c.fail(tn, path, count(static_cast<long long>(ta->size()), "row") + " for " +
+                         count(static_cast<long long>(K), per.substr(per.rfind(' ') + 1)),
+           texp);
+    return false;
+  }
+  std::vector<std::vector<double>> m;
+  for (size_t i = 0; i < K; ++i) {
+    std::vector<double> row;
+    if (read_number_array(c, ta->get(i), path, row, [](double x) { return x >= 0 && x <= 1; },
+                          texp, "row " + std::to_string(i) + ": ") != Got::ok)
+      return false;
+    if (row.size() != K) {
+      c.fail(tn, path, "row " + std::to_string(i) + " has " +
+                           count(static_cast<long long>(row.size()), "number"), texp);
+      return false;
+    }
+    double sum = 0;
+    for (double x : row) sum += x;
+    if (std::fabs(sum - 1.0) > kSumTolerance) {
+      c.fail(tn, path, "row " + std::to_string(i) + " " + num_list(row) + " sums to " + num(sum),
+             texp);
+      return false;
+    }
+    m.push_back(row);
+  }
+  out = m;
+  return true;
+}
+
 // The schedule keys of one [[link]]: at most one of schedule / step_* / markov_*.
 void read_link_schedule(Checker& c, const toml::table* t, const std::string& p,
                         const fs::path& config_dir, LinkConfig& link) {
@@ -606,29 +679,14 @@ void read_link_schedule(Checker& c, const toml::table* t, const std::string& p,
   if (kinds.empty()) return;
 
   if (kinds[0] == "schedule") {
-    const toml::node* n = child(t, "schedule");
-    const std::string expected =
+    const std::string full = existing_file(
+        c, t, "schedule", p + ".schedule", config_dir,
         "a path to a CSV file with the header time_s,capacity_gbps,latency_ms (relative paths "
-        "start at the config file's folder)";
-    std::string rel;
-    if (read_string(c, t, "schedule", p + ".schedule", rel, expected) != Got::ok) return;
-    if (rel.empty()) {
-      c.fail(n, p + ".schedule", "empty", expected);
-      return;
-    }
-    fs::path full(rel);
-    if (full.is_relative()) full = config_dir / full;
-    std::error_code ec;
-    if (!fs::is_regular_file(full, ec)) {
-      c.fail(n, p + ".schedule",
-             quote(rel) + (full.string() != rel ? " (" + full.string() + ")" : "") +
-                 (fs::exists(full, ec) ? " is not a regular file" : " does not exist"),
-             expected);
-      return;
-    }
+        "start at the config file's folder)");
+    if (full.empty()) return;
     try {
-      link.schedule = read_schedule_csv(full.string(), p + ".schedule");
-      link.schedule_path = full.string();
+      link.schedule = read_schedule_csv(full, p + ".schedule");
+      link.schedule_path = full;
     } catch (const ConfigError& e) {
       c.fail_line(e.what());
     }
@@ -673,42 +731,8 @@ void read_link_schedule(Checker& c, const toml::table* t, const std::string& p,
   read_int(c, t, "markov_seed", p + ".markov_seed", 0, LLONG_MAX, link.markov_seed);
   const toml::node* tn = child(t, "markov_transition");
   if (!tn || fgot != Got::ok || factors.empty()) return;
-  const size_t K = factors.size();
-  const std::string texp = "a square array of " + count(static_cast<long long>(K), "row") +
-                           " of " + count(static_cast<long long>(K), "number") +
-                           " in [0, 1] (one per markov factor), each row summing to 1 within 1e-6";
-  const toml::array* ta = tn->as_array();
-  if (!ta) {
-    c.fail(tn, p + ".markov_transition", "got " + type_phrase(*tn), texp);
-    return;
-  }
-  if (ta->size() != K) {
-    c.fail(tn, p + ".markov_transition", count(static_cast<long long>(ta->size()), "row") +
-                                             " for " + count(static_cast<long long>(K), "factor"),
-           texp);
-    return;
-  }
   std::vector<std::vector<double>> m;
-  for (size_t i = 0; i < K; ++i) {
-    const std::string rp = p + ".markov_transition";
-    std::vector<double> row;
-    if (read_number_array(c, ta->get(i), rp, row, [](double x) { return x >= 0 && x <= 1; },
-                          texp, "row " + std::to_string(i) + ": ") != Got::ok)
-      return;
-    if (row.size() != K) {
-      c.fail(tn, rp, "row " + std::to_string(i) + " has " +
-                         count(static_cast<long long>(row.size()), "number"), texp);
-      return;
-    }
-    double sum = 0;
-    for (double x : row) sum += x;
-    if (std::fabs(sum - 1.0) > kSumTolerance) {
-      c.fail(tn, rp, "row " + std::to_string(i) + " " + num_list(row) + " sums to " + num(sum),
-             texp);
-      return;
-    }
-    m.push_back(row);
-  }
+  if (!read_transition(c, tn, p + ".markov_transition", factors.size(), "markov factor", m)) return;
   if (!child(t, "markov_dwell_s")) return;
   link.markov_factors = factors;
   link.markov_transition = m;
@@ -887,12 +911,12 @@ const toml::array* scripted_entries(Checker& c, const toml::table* t, const std:
 
 // `step` of a scripted entry: 1 .. train.steps - 1.
 Got read_event_step(Checker& c, const toml::table* e, const std::string& p, const Config& cfg,
-                    bool steps_ok, int& step) {
-  require(c, e, "step", p + ".step", "a step number");
+                    bool steps_ok, int& step, const std::string& key = "step") {
+  require(c, e, key, p + "." + key, "a step number");
   const std::string rule = steps_ok ? int_range(1, cfg.train.steps - 1) + " (below train.steps = " +
                                           std::to_string(cfg.train.steps) + ")"
                                     : "an integer >= 1, below train.steps";
-  return read_int(c, e, "step", p + ".step", 1, steps_ok ? cfg.train.steps - 1 : INT_MAX, step,
+  return read_int(c, e, key, p + "." + key, 1, steps_ok ? cfg.train.steps - 1 : INT_MAX, step,
                   rule);
 }
 
@@ -1066,6 +1090,285 @@ void read_switches(Checker& c, const toml::table* t, Config& cfg, bool steps_ok)
                    [](const SwitchEvent& x, const SwitchEvent& y) { return x.step < y.step; });
 }
 
+// ---- [[load]]: what the world does to the ranks' speed over the steps --------------------
+
+// The keys each kind takes, besides datacenter / ranks / kind.
+const std::map<std::string, std::vector<std::string>>& load_kinds() {
+  static const std::map<std::string, std::vector<std::string>> k = {
+      {"constant", {"speed"}},
+      {"step", {"speed", "at_step", "speed_after"}},
+      {"csv", {"file", "start", "stride"}},
+      {"markov", {"speeds", "transition", "dwell_steps", "seed"}},
+      {"trace", {"file", "column", "time_column", "worker", "pod", "signal", "floor", "start",
+                 "stride"}},
+  };
+  return k;
+}
+
+const char* const kSpeedRule = "a number in (0, 1] (relative to the rank's device)";
+
+// An integer, or an array of integers, each in [lo, hi]; empty (reported) when bad.
+std::vector<long long> read_int_list(Checker& c, const toml::table* t, const std::string& key,
+                                     const std::string& path, long long lo, long long hi,
+                                     const std::string& expected) {
+  const toml::node* n = child(t, key);
+  std::vector<const toml::node*> items;
+  if (const toml::array* a = n ? n->as_array() : nullptr)
+    for (size_t i = 0; i < a->size(); ++i) items.push_back(a->get(i));
+  else if (n)
+    items.push_back(n);
+  std::vector<long long> out;
+  for (const toml::node* x : items) {
+    if (!x->is_integer() || **x->as_integer() < lo || **x->as_integer() > hi) {
+      c.fail(n, path, (n->is_array() ? "an element is " : "got ") + type_phrase(*x), expected);
+      return {};
+    }
+    out.push_back(**x->as_integer());
+  }
+  if (out.empty()) c.fail(n ? n : t, path, n ? "empty" : "missing", expected);
+  return out;
+}
+
+// The world ranks an entry applies to: those of `datacenter`, or `ranks`.
+bool read_load_ranks(Checker& c, const toml::table* e, const std::string& p, const Config& cfg,
+                     LoadConfig& l) {
+  const bool by_dc = child(e, "datacenter") != nullptr, by_ranks = child(e, "ranks") != nullptr;
+  if (by_dc == by_ranks) {
+    c.fail(e, p,
+           by_dc ? "both datacenter and ranks are set" : "neither datacenter nor ranks is set",
+           "datacenter = \"<name>\" (all its ranks) or ranks = [world ranks], one of the two");
+    return false;
+  }
+  if (by_dc) {
+    if (read_string(c, e, "datacenter", p + ".datacenter", l.datacenter, dc_names_phrase(cfg)) !=
+        Got::ok)
+      return false;
+    const int d = dc_index(cfg, l.datacenter);
+    if (d < 0) {
+      c.fail(child(e, "datacenter"), p + ".datacenter", "unknown datacenter " + quote(l.datacenter),
+             dc_names_phrase(cfg));
+      return false;
+    }
+    for (int k = 0; k < cfg.datacenters[d].ranks; ++k)
+      l.ranks.push_back(cfg.first_rank_of_dc(d) + k);
+    return true;
+  }
+  const int W = cfg.world_size();
+  const std::string rule = "an array of world ranks in [0, " + std::to_string(W - 1) +
+                           "] (the datacenters' ranks in order), each at most once";
+  for (long long r : read_int_list(c, e, "ranks", p + ".ranks", 0, W - 1, rule)) {
+    if (std::find(l.ranks.begin(), l.ranks.end(), r) != l.ranks.end()) {
+      c.fail(child(e, "ranks"), p + ".ranks", "rank " + std::to_string(r) + " is listed twice",
+             rule);
+      return false;
+    }
+    l.ranks.push_back(static_cast<int>(r));
+  }
+  return !l.ranks.empty();
+}
+
+// kind = "trace": the series of a trace file as speeds (docs/balance.md, "Load scenarios").
+void read_load_trace(Checker& c, const toml::table* e, const std::string& p, const Config& cfg,
+                     bool steps_ok, LoadConfig& l) {
+  const fs::path dir = fs::path(cfg.source_file).parent_path();
+  l.file = existing_file(c, e, "file", p + ".file", dir,
+                         "a path to a CSV trace with a header line (relative paths start at the "
+                         "config file's folder)");
+  std::string signal, column, time_column;
+  const std::string signal_rule =
+      "\"batch_time\" (speed = the file's least value / value) or \"util_pct\" (background "
+      "load: speed = max(floor, 1 - value/100))";
+  require(c, e, "signal", p + ".signal", signal_rule);
+  if (read_string(c, e, "signal", p + ".signal", signal, signal_rule) == Got::ok &&
+      signal != "batch_time" && signal != "util_pct") {
+    c.fail(child(e, "signal"), p + ".signal", "unknown signal " + quote(signal), signal_rule);
+    signal.clear();
+  }
+  read_string(c, e, "column", p + ".column", column);
+  read_string(c, e, "time_column", p + ".time_column", time_column);
+  double floor_speed = 0.1;
+  if (child(e, "floor") && signal == "batch_time")
+    c.fail(child(e, "floor"), p + ".floor", "set with signal \"batch_time\"",
+           "floor only with signal \"util_pct\"");
+  read_number(c, e, "floor", p + ".floor", floor_speed, [](double x) { return x > 0 && x <= 1; },
+              std::string(kSpeedRule) + ": the least speed a saturated device leaves");
+  const char* group = child(e, "worker") ? "worker" : "pod";
+  if (child(e, "worker") && child(e, "pod"))
+    c.fail(e, p, "both worker and pod are set", "worker = N or pod = N: the series of the file");
+  const std::string group_rule = "an integer id of the file's " + std::string(group) +
+                                 " column, or an array of them, one per rank of the entry";
+  const std::vector<long long> ids =
+      read_int_list(c, e, group, p + "." + group, 0, LLONG_MAX, group_rule);
+  if (!ids.empty() && ids.size() != 1 && ids.size() != l.ranks.size())
+    c.fail(child(e, group), p + "." + group,
+           count(static_cast<long long>(ids.size()), "series") + " for " +
+               count(static_cast<long long>(l.ranks.size()), "rank"),
+           group_rule);
+  const bool start_set = child(e, "start") != nullptr;
+  read_number(c, e, "start", p + ".start", l.start, [](double) { return true; },
+              "a number: the trace time step 0 reads");
+  read_number(c, e, "stride", p + ".stride", l.stride, [](double x) { return x > 0; },
+              "a number > 0: trace time units per step");
+  if (l.file.empty() || signal.empty() || ids.empty() ||
+      (ids.size() != 1 && ids.size() != l.ranks.size()))
+    return;
+  TraceFile f;
+  try {
+    f = read_trace_csv(l.file, p + ".file", column, time_column, group);
+  } catch (const ConfigError& err) {
+    c.fail_line(err.what());
+    return;
+  }
+  auto where = [&](int line) { return l.file + ":" + std::to_string(line); };
+  double least = std::numeric_limits<double>::infinity();
+  for (const TraceSeries& s : f.series)
+    for (size_t i = 0; i < s.value.size(); ++i) {
+      const double v = s.value[i];
+      if (signal == "batch_time" ? !(v > 0) : !(v >= 0 && v <= 100)) {
+        c.fail_at(where(s.line[i]), p + ".file",
+                  f.value_column + " " + num(v) + " is out of range",
+                  signal == "batch_time" ? "a time > 0" : "a utilisation in [0, 100] percent");
+        return;
+      }
+      least = std::min(least, v);
+    }
+  std::vector<const TraceSeries*> chosen;
+  for (long long id : ids) {
+    const auto it = std::find_if(f.series.begin(), f.series.end(),
+                                 [&](const TraceSeries& s) { return s.group == id; });
+    if (it == f.series.end()) {
+      std::vector<std::string> have;
+      for (const TraceSeries& s : f.series) have.push_back(std::to_string(s.group));
+      c.fail(child(e, group), p + "." + group,
+             "no " + std::string(group) + " " + std::to_string(id) + " in " + l.file,
+             "one of the file's " + std::string(group) + "s: " + join(have));
+      return;
+    }
+    chosen.push_back(&*it);
+  }
+  if (!start_set) {
+    l.start = chosen[0]->t.front();
+    for (const TraceSeries* s : chosen) l.start = std::min(l.start, s->t.front());
+  }
+  for (size_t k = 0; k < l.ranks.size(); ++k) {
+    const TraceSeries& s = *chosen[ids.size() == 1 ? 0 : k];
+    // Every step must read inside the series: past its end the replay would only hold a value.
+    const double last = l.start + (static_cast<double>(cfg.train.steps) - 1) * l.stride;
+    if (steps_ok && last > s.t.back())
+      c.fail(child(e, "stride") ? child(e, "stride") : e, p + ".stride",
+             "step " + std::to_string(cfg.train.steps - 1) + " reads " + f.time_column + " " +
+                 num(last) + ", past the end of " + group + " " + std::to_string(s.group) + " (" +
+                 num(s.t.back()) + ")",
+             "start + (train.steps - 1) x stride <= the series' last time");
+    std::vector<SpeedPoint> pts;
+    for (size_t i = 0; i < s.t.size(); ++i)
+      pts.push_back({s.t[i], signal == "batch_time"
+                                 ? least / s.value[i]
+                                 : std::max(floor_speed, 1.0 - s.value[i] / 100.0)});
+    l.points.push_back(std::move(pts));
+  }
+  l.detail = f.value_column + " (" + signal + ") of " + group + " " +
+             (ids.size() == 1 ? std::to_string(ids[0]) : "[...]") + " in " + l.file;
+}
+
+void read_loads(Checker& c, const toml::table& root, Config& cfg, bool dcs_ok, bool steps_ok) {
+  const toml::node* n = root.get("load");
+  const toml::array* a = n ? n->as_array() : nullptr;
+  if (!a || !dcs_ok) return;
+  const fs::path dir = fs::path(cfg.source_file).parent_path();
+  std::map<int, std::string> owner;  // world rank → the entry that loads it
+  std::vector<std::string> kinds;
+  for (const auto& [k, keys] : load_kinds()) kinds.push_back(k);
+  const std::string kind_rule = "one of " + join(kinds);
+  for (size_t i = 0; i < a->size(); ++i) {
+    const toml::table* e = a->get(i)->as_table();
+    if (!e) return;  // check_structure reported it
+    const std::string p = "load." + std::to_string(i);
+    LoadConfig l;
+    l.entry = static_cast<int>(i);
+    require(c, e, "kind", p + ".kind", kind_rule);
+    if (read_string(c, e, "kind", p + ".kind", l.kind, kind_rule) != Got::ok) continue;
+    const auto kind = load_kinds().find(l.kind);
+    if (kind == load_kinds().end()) {
+      c.fail(child(e, "kind"), p + ".kind", "unknown kind " + quote(l.kind), kind_rule);
+      continue;
+    }
+    bool keys_ok = true;
+    for (auto&& [k, v] : *e) {
+      const std::string key(k.str());
+      if (key == "kind" || key == "datacenter" || key == "ranks" ||
+          std::count(kind->second.begin(), kind->second.end(), key))
+        continue;
+      c.fail(&v, p + "." + key, "does not apply to kind " + quote(l.kind),
+             "the keys of kind " + quote(l.kind) + ": " + join(kind->second));
+      keys_ok = false;
+    }
+    if (!read_load_ranks(c, e, p, cfg, l) || !keys_ok) continue;
+    for (int r : l.ranks) {
+      const int d = cfg.dc_of_rank(r);
+      const toml::node* dcs = root.get("datacenter");
+      const toml::table* dt = dcs->as_array()->get(d)->as_table();
+      const std::string who = l.datacenter.empty() ? p + ".ranks" : p + ".datacenter";
+      if (child(dt, "speed"))
+        c.fail(e, who, "rank " + std::to_string(r) + " also has a speed in datacenter." +
+                           std::to_string(d) + ".speed",
+               "one source of a rank's speed: [[datacenter]] speed or a [[load]] entry");
+      else if (!owner.emplace(r, p).second)
+        c.fail(e, who, "rank " + std::to_string(r) + " is loaded by " + owner[r] + " already",
+               "at most one [[load]] entry per rank");
+    }
+    const size_t R = l.ranks.size();
+    auto one_speed = [&](const char* key, double& v) {
+      require(c, e, key, p + "." + key, kSpeedRule);
+      return read_number(c, e, key, p + "." + key, v, [](double x) { return x > 0 && x <= 1; },
+                         kSpeedRule) == Got::ok;
+    };
+    if (l.kind == "constant") {
+      double v = 1;
+      if (one_speed("speed", v)) l.points.assign(R, {SpeedPoint{0, v}});
+    } else if (l.kind == "step") {
+      double before = 1, after = 1;
+      int at = 1;
+      const bool ok = one_speed("speed", before) && one_speed("speed_after", after);
+      if (read_event_step(c, e, p, cfg, steps_ok, at, "at_step") == Got::ok && ok)
+        l.points.assign(R, {SpeedPoint{0, before}, SpeedPoint{static_cast<double>(at), after}});
+    } else if (l.kind == "csv") {
+      l.file = existing_file(c, e, "file", p + ".file", dir,
+                             "a path to a CSV file with the header step,speed or time_s,speed "
+                             "(relative paths start at the config file's folder)");
+      read_number(c, e, "start", p + ".start", l.start, [](double) { return true; },
+                  "a number: the position on the file's axis that step 0 reads");
+      read_number(c, e, "stride", p + ".stride", l.stride, [](double x) { return x > 0; },
+                  "a number > 0: the file's axis units (steps or seconds) per step");
+      if (l.file.empty()) continue;
+      try {
+        std::string axis;
+        l.points.assign(R, read_speed_csv(l.file, p + ".file", axis));
+        l.detail = "speed over " + axis + " in " + l.file;
+      } catch (const ConfigError& err) {
+        c.fail_line(err.what());
+      }
+    } else if (l.kind == "markov") {
+      const std::string srule = "a non-empty array of numbers in (0, 1]: the speed of each state";
+      require(c, e, "speeds", p + ".speeds", srule);
+      require(c, e, "transition", p + ".transition", "a square array, one row per speed");
+      const Got sg = read_number_array(c, child(e, "speeds"), p + ".speeds", l.markov_speeds,
+                                       [](double x) { return x > 0 && x <= 1; }, srule);
+      if (sg == Got::ok && l.markov_speeds.empty())
+        c.fail(child(e, "speeds"), p + ".speeds", "empty", srule);
+      read_int(c, e, "dwell_steps", p + ".dwell_steps", 1, INT_MAX, l.dwell_steps,
+               "an integer >= 1 (steps per state)");
+      read_int(c, e, "seed", p + ".seed", 0, LLONG_MAX, l.seed);
+      if (sg == Got::ok && !l.markov_speeds.empty() && child(e, "transition"))
+        read_transition(c, child(e, "transition"), p + ".transition", l.markov_speeds.size(),
+                        "speed", l.markov_transition);
+    } else {
+      read_load_trace(c, e, p, cfg, steps_ok, l);
+    }
+    cfg.loads.push_back(l);
+  }
+}
+
 // [control.forecast]: the series forecasters' parameters. That `fallback` names a baseline and
 // that the window fits in the controller's history are checked one layer up (validate/).
 void read_forecast(Checker& c, const toml::table* t, ForecastConfig& f) {
@@ -1098,6 +1401,20 @@ void read_forecast(Checker& c, const toml::table* t, ForecastConfig& f) {
   }
 }
 
+// [control.balance]: the re-split rule of the balancers proportional and oracle.
+void read_balance(Checker& c, const toml::table* t, BalanceConfig& b) {
+  const std::string p = "control.balance.";
+  read_int(c, t, "gain_steps", p + "gain_steps", 1, 1000000, b.gain_steps,
+           "an integer in [1, 1000000] (K: steps within which a re-split must repay its "
+           "measured cost)");
+  read_number(c, t, "hysteresis", p + "hysteresis", b.hysteresis,
+              [](double x) { return x >= 0 && x < 1; },
+              "a number in [0, 1) (the relative gain in step time a new plan must promise)");
+  read_int(c, t, "noise_window", p + "noise_window", 2, 4096, b.noise_window,
+           "an integer in [2, 4096] (recent forecasts whose error is the noise level)");
+  read_bool(c, t, "shares", p + "shares", b.shares);
+}
+
 // The policy names themselves are checked against the registries one layer up
 // (validate/validate.cpp); here only their type and the scripted entries.
 void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bool steps_ok) {
@@ -1115,6 +1432,7 @@ void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bo
   read_reroutes(c, t, cfg, dcs_ok, steps_ok);
   read_switches(c, t, cfg, steps_ok);
   read_forecast(c, child_table(t, "forecast"), ct.forecast);
+  read_balance(c, child_table(t, "balance"), ct.balance);
 }
 
 // Config::where: the place of every table, array entry and value of the parsed document (after
@@ -1139,72 +1457,210 @@ void record_sources(const Checker& c, const toml::table& t, const std::string& p
 
 }  // namespace
 
+namespace {
+
+// Reads a CSV file row by row: blank lines and lines starting with '#' are skipped, a CR at the
+// end of a line and a UTF-8 BOM are dropped, fields are split at commas and trimmed. Errors are
+// thrown as "<path>:<line>: <key>: <what>; expected <what>" (line 0: the file itself).
+class CsvReader {
+ public:
+  CsvReader(const std::string& path, const std::string& key, const std::string& expected_file)
+      : path_(path), key_(key), in_(path, std::ios::binary) {
+    std::error_code ec;
+    if (!in_) fail(0, fs::exists(path, ec) ? "the file cannot be read" : "the file does not exist",
+                   expected_file);
+    char magic[2] = {0, 0};
+    if (in_.read(magic, 2) && magic[0] == '\x1f' && magic[1] == '\x8b')
+      fail(0, "a gzip-compressed file", "a plain CSV file (gzip -dc " + path + " > FILE.csv)");
+    in_.clear();
+    in_.seekg(0);
+  }
+  // The next non-blank row; false at the end of the file.
+  bool next() {
+    while (std::getline(in_, text_)) {
+      ++line_;
+      if (!text_.empty() && text_.back() == '\r') text_.pop_back();
+      if (line_ == 1 && text_.rfind("\xEF\xBB\xBF", 0) == 0) text_.erase(0, 3);  // UTF-8 BOM
+      text_ = trim(text_);
+      if (text_.empty() || text_[0] == '#') continue;
+      fields_.clear();
+      std::string f;
+      std::istringstream ss(text_);
+      while (std::getline(ss, f, ',')) fields_.push_back(trim(f));
+      if (text_.back() == ',') fields_.push_back("");
+      return true;
+    }
+    if (in_.bad()) fail(line_, "the file cannot be read", "a readable CSV file");
+    return false;
+  }
+  int line() const { return line_; }
+  const std::string& text() const { return text_; }
+  const std::vector<std::string>& fields() const { return fields_; }
+  // Field k as a finite number, else an error naming the column.
+  double number(size_t k, const std::string& column, const std::string& unit) const {
+    const char* b = fields_[k].c_str();
+    char* e = nullptr;
+    const double v = std::strtod(b, &e);
+    if (fields_[k].empty() || *e != '\0' || !std::isfinite(v))
+      fail(line_, column + " " + quote(fields_[k]) + " is not a number",
+           "a finite number (" + unit + ")");
+    return v;
+  }
+  [[noreturn]] void fail(int line, const std::string& what, const std::string& expected) const {
+    throw ConfigError(path_ + ":" + std::to_string(line) + ": " + key_ + ": " + what +
+                      "; expected " + expected);
+  }
+
+ private:
+  std::string path_, key_;
+  std::ifstream in_;
+  std::string text_;
+  std::vector<std::string> fields_;
+  int line_ = 0;
+};
+
+}  // namespace
+
 std::vector<ScheduleRow> read_schedule_csv(const std::string& path, const std::string& key) {
   const std::string header = "time_s,capacity_gbps,latency_ms";
-  auto fail = [&](int line, const std::string& what, const std::string& expected) {
-    throw ConfigError(path + ":" + std::to_string(line) + ": " + key + ": " + what +
-                      "; expected " + expected);
-  };
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::error_code ec;
-    fail(0, fs::exists(path, ec) ? "the file cannot be read" : "the file does not exist",
-         "a readable CSV file whose first line is " + header);
-  }
+  CsvReader csv(path, key, "a readable CSV file whose first line is " + header);
   std::vector<ScheduleRow> rows;
-  std::string text;
   bool have_header = false;
-  int line = 0;
-  while (std::getline(in, text)) {
-    ++line;
-    if (!text.empty() && text.back() == '\r') text.pop_back();
-    if (line == 1 && text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // UTF-8 BOM
-    const std::string t = trim(text);
-    if (t.empty() || t[0] == '#') continue;
-    std::vector<std::string> fields;
-    {
-      std::string f;
-      std::istringstream ss(t);
-      while (std::getline(ss, f, ',')) fields.push_back(trim(f));
-      if (t.back() == ',') fields.push_back("");
-    }
+  while (csv.next()) {
+    const int line = csv.line();
+    const std::vector<std::string>& fields = csv.fields();
     if (!have_header) {
       if (join(fields, ",") != header)
-        fail(line, "the header is " + quote(t), "the header line " + header);
+        csv.fail(line, "the header is " + quote(csv.text()), "the header line " + header);
       have_header = true;
       continue;
     }
     if (fields.size() != 3)
-      fail(line, count(static_cast<long long>(fields.size()), "field") + " in " + quote(t),
-           "3 comma-separated numbers: " + header);
+      csv.fail(line,
+               count(static_cast<long long>(fields.size()), "field") + " in " + quote(csv.text()),
+               "3 comma-separated numbers: " + header);
     static const char* const names[3] = {"time_s", "capacity_gbps", "latency_ms"};
     static const char* const units[3] = {"seconds", "Gbit/s", "milliseconds"};
     double v[3];
-    for (int k = 0; k < 3; ++k) {
-      const char* b = fields[k].c_str();
-      char* e = nullptr;
-      v[k] = std::strtod(b, &e);
-      if (fields[k].empty() || *e != '\0' || !std::isfinite(v[k]))
-        fail(line, std::string(names[k]) + " " + quote(fields[k]) + " is not a number",
-             std::string("a finite number (") + units[k] + ")");
-    }
+    for (int k = 0; k < 3; ++k) v[k] = csv.number(k, names[k], units[k]);
     if (rows.empty() && v[0] != 0)
-      fail(line, "the first row starts at time_s " + num(v[0]),
-           "time_s 0 in the first row (the schedule must cover the whole run)");
+      csv.fail(line, "the first row starts at time_s " + num(v[0]),
+               "time_s 0 in the first row (the schedule must cover the whole run)");
     if (!rows.empty() && v[0] <= rows.back().t_s)
-      fail(line, "time_s " + num(v[0]) + " is not after the previous row's " +
-                     num(rows.back().t_s),
-           "time_s strictly ascending");
+      csv.fail(line, "time_s " + num(v[0]) + " is not after the previous row's " +
+                         num(rows.back().t_s),
+               "time_s strictly ascending");
     if (v[1] <= 0)
-      fail(line, "capacity_gbps " + num(v[1]) + " is out of range", "a number > 0 (Gbit/s)");
+      csv.fail(line, "capacity_gbps " + num(v[1]) + " is out of range", "a number > 0 (Gbit/s)");
     if (v[2] < 0)
-      fail(line, "latency_ms " + num(v[2]) + " is out of range", "a number >= 0 (milliseconds)");
+      csv.fail(line, "latency_ms " + num(v[2]) + " is out of range", "a number >= 0 (milliseconds)");
     rows.push_back(ScheduleRow{v[0], v[1], v[2]});
   }
-  if (in.bad()) fail(line, "the file cannot be read", "a readable CSV file");
-  if (!have_header) fail(line, "no header line", "a first line " + header + ", then rows");
-  if (rows.empty()) fail(line, "no rows after the header", "at least one row, starting at time_s 0");
+  if (!have_header)
+    csv.fail(csv.line(), "no header line", "a first line " + header + ", then rows");
+  if (rows.empty())
+    csv.fail(csv.line(), "no rows after the header", "at least one row, starting at time_s 0");
   return rows;
+}
+
+std::vector<SpeedPoint> read_speed_csv(const std::string& path, const std::string& key,
+                                       std::string& axis) {
+  const std::string headers = "step,speed or time_s,speed";
+  CsvReader csv(path, key, "a readable CSV file whose first line is " + headers);
+  std::vector<SpeedPoint> points;
+  axis.clear();
+  while (csv.next()) {
+    const int line = csv.line();
+    const std::vector<std::string>& fields = csv.fields();
+    if (axis.empty()) {
+      const std::string h = join(fields, ",");
+      if (h != "step,speed" && h != "time_s,speed")
+        csv.fail(line, "the header is " + quote(csv.text()), "the header line " + headers);
+      axis = fields[0];
+      continue;
+    }
+    if (fields.size() != 2)
+      csv.fail(line,
+               count(static_cast<long long>(fields.size()), "field") + " in " + quote(csv.text()),
+               "2 comma-separated numbers: " + axis + ",speed");
+    const double t = csv.number(0, axis, axis == "step" ? "steps" : "seconds");
+    const double v = csv.number(1, "speed", "relative speed");
+    if (!points.empty() && t <= points.back().t)
+      csv.fail(line,
+               axis + " " + num(t) + " is not after the previous row's " + num(points.back().t),
+               axis + " strictly ascending");
+    if (!(v > 0 && v <= 1))
+      csv.fail(line, "speed " + num(v) + " is out of range",
+               "a number in (0, 1] (relative to the rank's device)");
+    points.push_back(SpeedPoint{t, v});
+  }
+  if (axis.empty())
+    csv.fail(csv.line(), "no header line", "a first line " + headers + ", then rows");
+  if (points.empty()) csv.fail(csv.line(), "no rows after the header", "at least one row");
+  return points;
+}
+
+TraceFile read_trace_csv(const std::string& path, const std::string& key,
+                         const std::string& value_column, const std::string& time_column,
+                         const std::string& group_column) {
+  CsvReader csv(path, key, "a readable CSV file with a header line");
+  TraceFile f;
+  if (!csv.next()) csv.fail(csv.line(), "no header line", "a header line naming the columns");
+  f.header = csv.fields();
+  const int header_line = csv.line();
+  auto column = [&](const std::string& name, const std::string& role) -> size_t {
+    const auto it = std::find(f.header.begin(), f.header.end(), name);
+    if (it == f.header.end())
+      csv.fail(header_line, "no column " + quote(name) + " (" + role + ") in the header " +
+                                quote(csv.text()),
+               "one of the header's columns: " + join(f.header));
+    return static_cast<size_t>(it - f.header.begin());
+  };
+  f.value_column = value_column.empty() ? f.header.back() : value_column;
+  f.time_column = time_column;
+  if (f.time_column.empty())
+    for (const char* c : {"t_s", "time_s", "time", "step"})
+      if (std::find(f.header.begin(), f.header.end(), c) != f.header.end()) {
+        f.time_column = c;
+        break;
+      }
+  if (f.time_column.empty())
+    csv.fail(header_line,
+             "no time column (t_s, time_s, time or step) in the header " + quote(csv.text()),
+             "a time_column naming the column that orders the rows");
+  const size_t vi = column(f.value_column, "the values"), ti = column(f.time_column, "the time");
+  const size_t gi = group_column.empty() ? 0 : column(group_column, "the series");
+  std::map<long long, size_t> index;  // group value → f.series
+  while (csv.next()) {
+    const int line = csv.line();
+    if (csv.fields().size() != f.header.size())
+      csv.fail(line, count(static_cast<long long>(csv.fields().size()), "field") + " in " +
+                         quote(csv.text()),
+               std::to_string(f.header.size()) + " fields, as the header has");
+    long long g = 0;
+    if (!group_column.empty()) {
+      const double gv = csv.number(gi, group_column, "an integer id");
+      if (gv != std::floor(gv))
+        csv.fail(line, group_column + " " + num(gv) + " is not an integer", "an integer id");
+      g = static_cast<long long>(gv);
+    }
+    const double t = csv.number(ti, f.time_column, "the trace's time axis");
+    const double v = csv.number(vi, f.value_column, "a value");
+    auto [it, fresh] = index.try_emplace(g, f.series.size());
+    if (fresh) f.series.push_back(TraceSeries{g, {}, {}, {}});
+    TraceSeries& s = f.series[it->second];
+    if (!s.t.empty() && t <= s.t.back())
+      csv.fail(line,
+               f.time_column + " " + num(t) + " is not after the previous row's " +
+                   num(s.t.back()) +
+                   (group_column.empty() ? "" : " of " + group_column + " " + std::to_string(g)),
+               "rows of a series in ascending time");
+    s.t.push_back(t);
+    s.value.push_back(v);
+    s.line.push_back(line);
+  }
+  if (f.series.empty()) csv.fail(csv.line(), "no rows after the header", "at least one row");
+  return f;
 }
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
@@ -1252,6 +1708,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   const toml::table* train = child_table(&root, "train");
   const bool steps_ok = read_train(c, train, cfg, dcs_ok);
   read_control(c, child_table(&root, "control"), cfg, dcs_ok, steps_ok);
+  read_loads(c, root, cfg, dcs_ok, steps_ok);
 
   const toml::table* trace = child_table(&root, "trace");
   const toml::table* ckpt = child_table(&root, "checkpoint");

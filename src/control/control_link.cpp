@@ -28,6 +28,7 @@ ControlLink::ControlLink(const Topology& t, Transport& tr, bool threaded, Decide
   MpiStruct<RankReport> r;
   r.field(&RankReport::step).field(&RankReport::stop).field(&RankReport::n_done)
       .field(&RankReport::batch).field(&RankReport::compute_ms).field(&RankReport::emulated_ms)
+      .field(&RankReport::speed).field(&RankReport::reduce_ms).field(&RankReport::reshard_ms)
       .field(&RankReport::loss).field(&RankReport::split).field(&RankReport::ready_ms)
       .field(&RankReport::control_wait_ms).field(&RankReport::control_rtt_ms)
       .field(&RankReport::iteration_ms).nested(&RankReport::done, completion_.get());

@@ -45,6 +45,9 @@ struct RankReport {
   int32_t n_done = 0;                 // valid entries of done[]
   int32_t batch = 0;                  // sequences of this rank's DC in the step
   double compute_ms = 0, emulated_ms = 0;
+  double speed = 1;                   // the scenario's relative speed of this rank in the step
+  double reduce_ms = 0;               // the part of compute_ms spent in the DC's reductions
+  double reshard_ms = 0;              // re-splitting this DC before the step (0: none)
   double loss = 0;                    // mean loss of this rank's DC batch
   double split = 0;                   // this rank's split fraction
   double ready_ms = 0;                // done with the step's local work: MPI_Wtime + offset, on rank 0's clock (ms)

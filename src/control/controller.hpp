@@ -5,6 +5,7 @@
 // changes reaches every rank through the exchange (exchange.hpp) and takes effect for all of
 // them at the same step.
 #pragma once
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,9 @@ class Controller {
   Plan initial(std::vector<DecisionRow>& rows);
   // A completed step (its update applied everywhere), oldest first.
   void record(StepRecord r);
+  // The /forecasts rows of a completed step: each rank's forecast made for it (under the record
+  // the step ran with) beside the load that came. Forecasts are kept until their step completes.
+  std::vector<ForecastRow> forecast_rows(const StepRecord& r);
   // Consults every slot for `effective_step`; returns the new decision record when any slot's
   // answer differs from the plan in force (and appends its trace rows, made at `at_step`).
   std::optional<Plan> decide(int64_t at_step, int64_t effective_step, double run_time_s,
@@ -37,7 +41,11 @@ class Controller {
   const Plan& plan() const { return view_.plan(); }
 
  private:
-  Plan propose(std::vector<std::string>& details);
+  Plan propose(std::vector<std::string>& details, Forecast& f);
+  // Keeps f, made after `made_after` for step `step` under the record `under`, for the trace,
+  // rescaled to the work of the record the step will run with, `next`.
+  void keep_forecast(const Forecast& f, int64_t made_after, int64_t step, const Plan& under,
+                     const Plan& next);
 
   ControllerView view_;
   std::unique_ptr<Forecaster> forecaster_;
@@ -45,6 +53,11 @@ class Controller {
   std::unique_ptr<PathSelector> paths_;
   std::unique_ptr<SyncPlanner> planner_;
   std::unique_ptr<OverlapScheduler> overlap_;
+  struct Kept {
+    int64_t made_after = 0;
+    Forecast f;
+  };
+  std::map<int64_t, Kept> forecasts_;  // by the step forecast
 };
 
 }  // namespace strait

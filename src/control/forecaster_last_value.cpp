@@ -2,6 +2,7 @@
 // load in the last completed step. On real per-worker batch-time traces this is a strong
 // baseline that smarter models must beat.
 #include "control/policies.hpp"
+#include "control/work.hpp"
 
 namespace strait {
 namespace {
@@ -12,7 +13,10 @@ class LastValue final : public Forecaster {
     Forecast f;
     const StepRecord* last = v.last();
     if (!last) return f;
-    for (const auto& r : last->ranks) f.load_ms.push_back(r.load_ms());
+    // At the reference work, then at the work of the record in force (work.hpp).
+    const std::vector<double> w = relative_work(v.world(), v.plan().splits, v.plan().shares);
+    for (size_t r = 0; r < last->ranks.size(); ++r)
+      f.load_ms.push_back(last->ranks[r].ref_load_ms() * w[r]);
     f.detail = "{\"from_step\":" + std::to_string(last->step) + "}";
     return f;
   }

@@ -1,11 +1,13 @@
 // forecaster_oracle.cpp — forecaster "oracle", an UPPER BOUND, not a method: it reads the
 // scenario's rank speeds for the steps it forecasts (view.clairvoyant(), which real policies must
-// never call). Emulation makes a rank at speed v take compute/v, so its load at step s is the
-// compute it measured in the last completed step divided by its speed at s; what it cannot see
+// never call). Emulation makes a rank at speed v take own/v, its own compute outside the DC's
+// reductions, so its load at step s is the own compute it measured in the last completed step,
+// at the work of the record in force (work.hpp), divided by its speed at s; what it cannot see
 // is a change in the compute itself.
 #include <limits>
 
 #include "control/policies.hpp"
+#include "control/work.hpp"
 
 namespace strait {
 namespace {
@@ -18,8 +20,10 @@ class Oracle final : public Forecaster {
     const StepRecord* last = v.last();
     if (!last) return f;
     const int64_t at = v.effective_step();
+    const std::vector<double> w = relative_work(v.world(), v.plan().splits, v.plan().shares);
     for (size_t r = 0; r < last->ranks.size(); ++r) {
-      const double compute = last->ranks[r].compute_ms;
+      const RankStep& m = last->ranks[r];
+      const double compute = (m.compute_ms - m.reduce_ms) / (m.work > 0 ? m.work : 1.0) * w[r];
       std::vector<double> ahead;
       for (int j = 0; j < horizon_; ++j)
         ahead.push_back(compute / v.clairvoyant().rank_speed(static_cast<int>(r), at + j));

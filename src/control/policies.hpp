@@ -13,6 +13,8 @@ std::unique_ptr<Forecaster> make_gmc_forecaster(const Config&);
 std::unique_ptr<Forecaster> make_oracle_forecaster(const Config&);
 std::unique_ptr<Balancer> make_static_balancer(const Config&);
 std::unique_ptr<Balancer> make_scheduled_balancer(const Config&);
+std::unique_ptr<Balancer> make_proportional_balancer(const Config&);
+std::unique_ptr<Balancer> make_oracle_balancer(const Config&);
 std::unique_ptr<PathSelector> make_direct_path_selector(const Config&);
 std::unique_ptr<PathSelector> make_scheduled_path_selector(const Config&);
 std::unique_ptr<SyncPlanner> make_hierarchical_planner(const Config&);

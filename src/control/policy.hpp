@@ -95,6 +95,9 @@ std::unique_ptr<PathSelector> make_path_selector(const std::string& name, const 
 std::unique_ptr<SyncPlanner> make_sync_planner(const std::string& name, const Config& cfg);
 std::unique_ptr<OverlapScheduler> make_overlap_scheduler(const std::string& name,
                                                          const Config& cfg);
+// Whether a balancer weighs re-splits against their measured cost: the trainer then times a
+// re-split to the starting layout at start-up, so that the cost is known before it decides.
+bool balancer_weighs_resplit_cost(const std::string& name);
 // The controller's slots, in the order they decide: "forecaster", "balancer", "path_selector",
 // "sync_planner", "overlap".
 const std::vector<std::string>& policy_slots();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "control/work.hpp"
 #include "core/check.hpp"
 
 namespace strait {
@@ -49,21 +50,25 @@ Forecast RankSeries::forecast(const ControllerView& v) {
   }
   for (const StepRecord& s : history) {
     if (s.step <= fed_) continue;
-    for (size_t r = 0; r < n && r < s.ranks.size(); ++r) ranks_[r]->observe(s.ranks[r].load_ms());
+    for (size_t r = 0; r < n && r < s.ranks.size(); ++r)
+      ranks_[r]->observe(s.ranks[r].ref_load_ms());
     fed_ = s.step;
   }
   const int lead = static_cast<int>(std::max<int64_t>(1, v.effective_step() - fed_));
   std::map<std::string, int> models;
+  // The series are at each rank's reference work; the forecast is at the record in force's.
+  const std::vector<double> w = relative_work(v.world(), v.plan().splits, v.plan().shares);
   for (size_t r = 0; r < n; ++r) {
     const Prediction p = ranks_[r]->predict(lead);
-    f.load_ms.push_back(p.value);
+    f.load_ms.push_back(p.value * w[r]);
     f.model.push_back(p.model);
     f.why.push_back(p.why);
     f.c.push_back(p.c);
     f.p.push_back(p.p);
     ++models[p.model];
-    std::vector<double> ahead = {p.value};
-    for (int j = 1; j < p_.horizon; ++j) ahead.push_back(ranks_[r]->predict(lead + j).value);
+    std::vector<double> ahead = {p.value * w[r]};
+    for (int j = 1; j < p_.horizon; ++j)
+      ahead.push_back(ranks_[r]->predict(lead + j).value * w[r]);
     f.ahead_ms.push_back(std::move(ahead));
   }
   std::string counts;

@@ -37,6 +37,11 @@ const Table<Forecaster> kForecasters = {
 const Table<Balancer> kBalancers = {
     {"static", make_static_balancer, "the splits and batch shares the run started with"},
     {"scheduled", make_scheduled_balancer, "replays [[control.resplit]] entries"},
+    {"proportional", make_proportional_balancer,
+     "re-splits heads/columns and batch shares so predicted times are equal, when the gain beats "
+     "noise and the measured re-split cost ([control.balance])"},
+    {"oracle", make_oracle_balancer,
+     "UPPER BOUND, not a method: proportional's rule on the scenario's true speeds"},
 };
 const Table<PathSelector> kPathSelectors = {
     {"direct", make_direct_path_selector, "every transfer on its direct link"},
@@ -102,6 +107,10 @@ std::unique_ptr<SyncPlanner> make_sync_planner(const std::string& n, const Confi
 }
 std::unique_ptr<OverlapScheduler> make_overlap_scheduler(const std::string& n, const Config& c) {
   return make(kOverlap, n, c);
+}
+
+bool balancer_weighs_resplit_cost(const std::string& name) {
+  return name == "proportional" || name == "oracle";
 }
 
 const std::vector<std::string>& policy_slots() {

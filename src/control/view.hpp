@@ -31,7 +31,16 @@ struct RankStep {
   double optimizer_ms = 0;  // Adam on its shard
   double split = 0;         // its split fraction within its DC
   double slack_ms = 0;      // how much earlier than the slowest rank it finished the step's work
-  double load_ms() const { return compute_ms + emulated_ms; }
+  double speed = 1;         // the scenario's relative speed of the rank in the step
+  double reduce_ms = 0;     // the part of compute_ms in its DC's reductions (waits included)
+  double reshard_ms = 0;    // re-splitting its DC just before the step (0: no re-split)
+  int batch = 0;            // sequences of its DC in the step
+  double work = 0;          // its work relative to its configured shard and batch (work.hpp)
+  // Its own load: its compute outside the DC's reductions plus its emulated load. The time it
+  // waited in a reduction for a slower peer is that peer's load, not its own.
+  double load_ms() const { return compute_ms - reduce_ms + emulated_ms; }
+  // The load it would have had at its configured shard and batch: what forecasters forecast.
+  double ref_load_ms() const { return work > 0 ? load_ms() / work : load_ms(); }
 };
 
 // One directed link during one step's iteration (the traffic running then: syncs and the

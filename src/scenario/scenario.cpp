@@ -1,6 +1,8 @@
 // scenario.cpp — builds the scenario from the config (see scenario.hpp).
 #include "scenario/scenario.hpp"
 
+#include <algorithm>
+
 #include "core/check.hpp"
 
 namespace strait {
@@ -9,8 +11,7 @@ Scenario::Scenario(const Config& cfg)
     : n_(static_cast<int>(cfg.datacenters.size())),
       time_scale_(cfg.network.time_scale),
       seed_(cfg.train.seed) {
-  for (const auto& dc : cfg.datacenters)
-    for (int i = 0; i < dc.ranks; ++i) speed_.push_back(dc.speed.at(i));
+  speed_ = make_speed_schedules(cfg);
   links_.resize(static_cast<size_t>(n_) * n_);
   jitter_s_.assign(static_cast<size_t>(n_) * n_, 0.0);
   auto index = [&](const std::string& name) {
@@ -25,8 +26,11 @@ Scenario::Scenario(const Config& cfg)
   }
 }
 
-double Scenario::rank_speed(int rank, int64_t /*step: load scenarios vary it*/) const {
-  return speed_.at(rank);
+double Scenario::rank_speed(int rank, int64_t step) const { return speed_.at(rank).at(step); }
+
+bool Scenario::loaded() const {
+  return std::any_of(speed_.begin(), speed_.end(),
+                     [](const SpeedSchedule& s) { return !s.always_full_speed(); });
 }
 
 uint64_t Scenario::jitter_seed(int src, int dst) const {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "scenario/load.hpp"
 #include "scenario/schedule.hpp"
 
 namespace strait {
@@ -25,8 +26,10 @@ class Scenario {
   double time_scale() const { return time_scale_; }
 
   // Relative speed of a world rank during `step`, in (0, 1]: the rank is emulated as that much
-  // slower than its device by idling (1/speed − 1) × its measured compute time.
+  // slower than its device by idling (1/speed − 1) × its own measured compute (load.hpp).
   double rank_speed(int rank, int64_t step) const;
+  // Whether any rank is ever slower than its device (there is load to emulate).
+  bool loaded() const;
 
   // The directed link src → dst in scenario time, or null when the graph has no such link.
   const LinkSchedule* link(int src, int dst) const { return links_[src * n_ + dst].get(); }
@@ -38,7 +41,7 @@ class Scenario {
   int n_ = 1;
   double time_scale_ = 1;
   uint64_t seed_ = 0;
-  std::vector<double> speed_;                         // per world rank (constant today)
+  std::vector<SpeedSchedule> speed_;                  // per world rank
   std::vector<std::shared_ptr<const LinkSchedule>> links_;  // per ordered pair
   std::vector<double> jitter_s_;
 };

@@ -1,22 +1,20 @@
 // schedule.cpp — LinkSchedule: segment lookup, integration of a transfer across capacity
-// changes, and the Markov congestion chain (drawn lazily, cached, identical on every rank).
+// changes, and the Markov congestion process (its chain: markov_chain.hpp).
 #include "scenario/schedule.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <mutex>
 #include <sstream>
 #include <stdexcept>
 
-#include "core/rng.hpp"
+#include "scenario/markov_chain.hpp"
 
 namespace strait {
 
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr uint64_t kMaxMarkovIntervals = 1ull << 30;  // 2 GiB of cached states at most
 
 std::string str(double x) {
   std::ostringstream ss;
@@ -35,29 +33,10 @@ void check_link(const std::string& who, double cap, double lat) {
 
 struct LinkSchedule::Markov {
   double base_cap = 0, lat = 0, dwell = 0;
-  uint64_t seed = 0;
   std::vector<double> factors;
-  std::vector<std::vector<double>> cumulative;  // per row, normalised CDF (last entry exactly 1)
-
-  mutable std::mutex mu;
-  mutable std::vector<uint16_t> states{0};  // states[k] = state during interval k
-
-  int state(uint64_t k) const {
-    if (k >= kMaxMarkovIntervals)
-      throw std::out_of_range("LinkSchedule::markov: interval " + std::to_string(k) +
-                              " is beyond the " + std::to_string(kMaxMarkovIntervals) +
-                              " intervals a schedule can hold; expected a longer dwell_s");
-    std::lock_guard<std::mutex> lock(mu);
-    while (states.size() <= k) {
-      const uint64_t i = states.size() - 1;
-      const std::vector<double>& cdf = cumulative[states.back()];
-      const double u = uniform01(seed, kMarkovStream, i);
-      const size_t next = static_cast<size_t>(std::upper_bound(cdf.begin(), cdf.end(), u) -
-                                              cdf.begin());
-      states.push_back(static_cast<uint16_t>(std::min(next, cdf.size() - 1)));
-    }
-    return states[k];
-  }
+  MarkovChain chain;
+  Markov(const std::vector<std::vector<double>>& transition, uint64_t seed)
+      : chain(transition, seed, kMarkovStream, "LinkSchedule::markov") {}
 };
 
 LinkSchedule LinkSchedule::constant(double capacity_bps, double latency_s) {
@@ -123,36 +102,11 @@ LinkSchedule LinkSchedule::markov(double base_cap, double lat, std::vector<doubl
     throw std::invalid_argument(who + ": " + std::to_string(transition.size()) +
                                 " transition rows for " + std::to_string(K) +
                                 " factors; expected a square matrix, one row per factor");
-  auto m = std::make_shared<Markov>();
+  auto m = std::make_shared<Markov>(transition, seed);
   m->base_cap = base_cap;
   m->lat = lat;
   m->dwell = dwell_s;
-  m->seed = seed;
   m->factors = std::move(factors);
-  for (size_t i = 0; i < K; ++i) {
-    const auto& row = transition[i];
-    const std::string r = who + ": transition row " + std::to_string(i);
-    if (row.size() != K)
-      throw std::invalid_argument(r + " has " + std::to_string(row.size()) + " entries; expected " +
-                                  std::to_string(K));
-    double sum = 0;
-    for (double p : row) {
-      if (!std::isfinite(p) || p < 0 || p > 1)
-        throw std::invalid_argument(r + " holds " + str(p) + "; expected entries in [0, 1]");
-      sum += p;
-    }
-    if (std::fabs(sum - 1.0) > 1e-6)
-      throw std::invalid_argument(r + " sums to " + str(sum) + "; expected 1 within 1e-6");
-    std::vector<double> cdf(K);
-    double acc = 0;
-    for (size_t j = 0; j < K; ++j) cdf[j] = (acc += row[j] / sum);
-    // Zero-probability tail entries must never be chosen: give them the last positive CDF value
-    // (upper_bound skips equal entries), and make the last positive one exactly 1.
-    size_t last = K - 1;
-    while (last > 0 && row[last] == 0) --last;
-    for (size_t j = last; j < K; ++j) cdf[j] = 1.0;
-    m->cumulative.push_back(std::move(cdf));
-  }
   LinkSchedule s;
   s.kind_ = "markov";
   s.markov_ = std::move(m);
@@ -161,13 +115,13 @@ LinkSchedule LinkSchedule::markov(double base_cap, double lat, std::vector<doubl
 
 int LinkSchedule::markov_state(uint64_t k) const {
   if (!markov_) throw std::logic_error("LinkSchedule::markov_state on a " + kind_ + " schedule");
-  return markov_->state(k);
+  return markov_->chain.state(k);
 }
 
 LinkSchedule::Segment LinkSchedule::segment(uint64_t index) const {
   if (markov_) {
     const Markov& m = *markov_;
-    return {index, m.base_cap * m.factors[m.state(index)], m.lat,
+    return {index, m.base_cap * m.factors[m.chain.state(index)], m.lat,
             static_cast<double>(index + 1) * m.dwell};
   }
   const size_t i = static_cast<size_t>(index);

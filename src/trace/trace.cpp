@@ -74,9 +74,9 @@ struct TraceWriter::Impl {
   // Declared first so it is closed last.
   h5::File file;
   h5::Group meta;
-  h5::Dataset steps, offsets, ranks, links, decisions;
-  h5::Type step_t, rank_t, link_t, decision_t;  // in-memory row types
-  hsize_t n_steps = 0, n_offsets = 0, n_ranks = 0, n_links = 0, n_decisions = 0;
+  h5::Dataset steps, offsets, ranks, links, decisions, forecasts;
+  h5::Type step_t, rank_t, link_t, decision_t, forecast_t;  // in-memory row types
+  hsize_t n_steps = 0, n_offsets = 0, n_ranks = 0, n_links = 0, n_decisions = 0, n_forecasts = 0;
   hsize_t offsets_width = 0;
   bool closed = false;
 
@@ -113,6 +113,7 @@ TraceWriter::TraceWriter(const std::string& path, bool force, const RunMeta& met
   t.rank_t = trace_schema::rank_type(false);
   t.link_t = trace_schema::link_type(false);
   t.decision_t = trace_schema::decision_type(false);
+  t.forecast_t = trace_schema::forecast_type(false);
 
   t.meta = h5::Group(H5_CHECK(H5Gcreate2(t.file, "meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
   try {
@@ -121,6 +122,7 @@ TraceWriter::TraceWriter(const std::string& path, bool force, const RunMeta& met
     t.ranks = create_table(t.file, "ranks", trace_schema::rank_type(true));
     t.links = create_table(t.file, "links", trace_schema::link_type(true));
     t.decisions = create_table(t.file, "decisions", trace_schema::decision_type(true));
+    t.forecasts = create_table(t.file, "forecasts", trace_schema::forecast_type(true));
   } catch (const std::exception& e) {
     STRAIT_FATAL("trace " + path + ": " + e.what());
   }
@@ -183,6 +185,15 @@ void TraceWriter::append_decision(const DecisionRow& row) {
   append_rows(impl_->decisions, impl_->decision_t, impl_->n_decisions, &rec, 1);
 }
 
+void TraceWriter::append_forecasts(const std::vector<ForecastRow>& rows) {
+  impl_->check_open("append_forecasts");
+  std::vector<trace_schema::ForecastRec> recs;
+  for (const ForecastRow& r : rows)
+    recs.push_back({r.step, r.rank, r.made_after, r.forecast_ms, r.load_ms, r.model.c_str(),
+                    r.why.c_str(), r.c, r.p});
+  append_rows(impl_->forecasts, impl_->forecast_t, impl_->n_forecasts, recs.data(), recs.size());
+}
+
 void TraceWriter::flush() {
   impl_->check_open("flush");
   H5_CHECK(H5Fflush(impl_->file, H5F_SCOPE_GLOBAL));
@@ -202,11 +213,13 @@ void TraceWriter::close(const std::string& status) {
   t.rank_t.reset();
   t.link_t.reset();
   t.decision_t.reset();
+  t.forecast_t.reset();
   H5_CHECK(t.steps.reset());
   H5_CHECK(t.offsets.reset());
   H5_CHECK(t.ranks.reset());
   H5_CHECK(t.links.reset());
   H5_CHECK(t.decisions.reset());
+  H5_CHECK(t.forecasts.reset());
   H5_CHECK(t.meta.reset());
   H5_CHECK(t.file.reset());
 }

@@ -48,6 +48,9 @@ struct RankRow {
   double compute_ms = 0, sync_ms = 0, wait_ms = 0, emulated_ms = 0;
   double split = 0;          // this rank's current tensor-split fraction
   double slack_ms = 0;       // how much earlier than the slowest rank it finished the step's work
+  double speed = 1;          // the scenario's relative speed of the rank in the step
+  double reduce_ms = 0;      // the part of compute_ms in its DC's reductions (waits included)
+  double reshard_ms = 0;     // re-splitting its DC just before the step (0: none)
 };
 
 // One row of /links per (step, directed link): what was measured at the wire during the step's
@@ -79,6 +82,19 @@ struct DecisionRow {
   std::string detail;        // JSON text: predictions, new splits, paths, ...
 };
 
+// One row of /forecasts per (step, rank): the controller's forecast of the rank's load for that
+// step, and the load that came.
+struct ForecastRow {
+  int64_t step = 0;          // the step forecast
+  int32_t rank = 0;
+  int64_t made_after = 0;    // the last completed step the forecast saw
+  double forecast_ms = 0;    // the rank's load forecast for the step, under the record it ran with
+  double load_ms = 0;        // the load that came: compute outside the DC's reductions + emulated
+  std::string model;         // "gm11", "gmc", "ewma", "last-value", "oracle", "fallback:<name>"
+  std::string why;           // why a fallback answered ("" when the model did)
+  double c = 0, p = 0;       // GM(1,1) posterior variance ratio, small-error probability; NaN: no fit
+};
+
 class TraceWriter {
  public:
   // Creates the file. Throws std::runtime_error naming the path when it exists and !force, or
@@ -95,6 +111,7 @@ class TraceWriter {
   void append_ranks(const std::vector<RankRow>& rows);
   void append_links(const std::vector<LinkRow>& rows);
   void append_decision(const DecisionRow& row);
+  void append_forecasts(const std::vector<ForecastRow>& rows);
   void flush();
   // status: "complete", "interrupted" (signal) — written as /meta attribute "status".
   void close(const std::string& status);

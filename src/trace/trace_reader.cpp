@@ -88,6 +88,25 @@ std::vector<DecisionRow> read_decisions(hid_t file) {
   return out;
 }
 
+// /forecasts (schema 4 on; absent in older traces).
+std::vector<ForecastRow> read_forecasts(hid_t file) {
+  if (!h5::exists(file, "forecasts")) return {};
+  h5::Type mt = trace_schema::forecast_type(false);
+  std::vector<trace_schema::ForecastRec> recs =
+      read_table<trace_schema::ForecastRec>(file, "forecasts", mt);
+  std::vector<ForecastRow> out;
+  out.reserve(recs.size());
+  for (const auto& r : recs)
+    out.push_back(ForecastRow{r.step, r.rank, r.made_after, r.forecast_ms, r.load_ms,
+                              r.model ? r.model : "", r.why ? r.why : "", r.c, r.p});
+  if (!recs.empty()) {
+    const hsize_t n[1] = {recs.size()};
+    h5::Space space(H5Screate_simple(1, n, nullptr));
+    if (space.valid()) h5::reclaim(mt, space, recs.data());
+  }
+  return out;
+}
+
 void read_offsets(hid_t file, TraceData& d) {
   if (!h5::exists(file, "offsets")) return;  // created with the first step
   const std::string what = "cannot read /offsets";
@@ -164,6 +183,7 @@ TraceData read_trace(const std::string& path, bool with_offsets) {
       d.links = read_table<LinkRow>(file, "links", t);
     }
     d.decisions = read_decisions(file);
+    d.forecasts = read_forecasts(file);
   } catch (const std::exception& e) {
     throw std::runtime_error("trace " + path + ": " + e.what());
   }
@@ -171,6 +191,7 @@ TraceData read_trace(const std::string& path, bool with_offsets) {
   drop_uncommitted(d.ranks, last);
   drop_uncommitted(d.links, last);
   drop_uncommitted(d.decisions, last);
+  drop_uncommitted(d.forecasts, last);
   return d;
 }
 

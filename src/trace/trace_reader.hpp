@@ -1,8 +1,9 @@
 // trace_reader.hpp — reads a strait trace (docs/trace.md) back into vectors, for
 // `strait report`, tests and tools. Opens read-only with HDF5 file locking disabled, so it
 // works on the trace of a run that is still going (best effort, see docs/trace.md) or that
-// was killed. Only committed steps are returned: rows of /ranks, /links and /decisions whose
-// step is later than the last /steps row belong to a step still in progress and are dropped.
+// was killed. Only committed steps are returned: rows of /ranks, /links, /decisions and
+// /forecasts whose step is later than the last /steps row belong to a step still in progress
+// and are dropped.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,6 +23,7 @@ struct TraceData {
   std::vector<RankRow> ranks;
   std::vector<LinkRow> links;
   std::vector<DecisionRow> decisions;
+  std::vector<ForecastRow> forecasts;  // empty in traces before schema 4
 };
 
 // Throws std::runtime_error naming the path (and the missing item) when the file is missing,

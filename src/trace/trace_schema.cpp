@@ -57,7 +57,9 @@ h5::Type rank_type(bool file) {
                   {STRAIT_I64(RankRow, step), STRAIT_I32(RankRow, rank), STRAIT_I32(RankRow, dc),
                    STRAIT_F64(RankRow, compute_ms), STRAIT_F64(RankRow, sync_ms),
                    STRAIT_F64(RankRow, wait_ms), STRAIT_F64(RankRow, emulated_ms),
-                   STRAIT_F64(RankRow, split), STRAIT_F64(RankRow, slack_ms)},
+                   STRAIT_F64(RankRow, split), STRAIT_F64(RankRow, slack_ms),
+                   STRAIT_F64(RankRow, speed), STRAIT_F64(RankRow, reduce_ms),
+                   STRAIT_F64(RankRow, reshard_ms)},
                   file);
 }
 
@@ -81,6 +83,18 @@ h5::Type decision_type(bool file) {
                    Field{"slot", offsetof(DecisionRec, slot), str, str},
                    Field{"policy", offsetof(DecisionRec, policy), str, str},
                    Field{"detail", offsetof(DecisionRec, detail), str, str}},
+                  file);
+}
+
+h5::Type forecast_type(bool file) {
+  h5::Type str = h5::vlen_string();
+  return compound(sizeof(ForecastRec),
+                  {STRAIT_I64(ForecastRec, step), STRAIT_I32(ForecastRec, rank),
+                   STRAIT_I64(ForecastRec, made_after), STRAIT_F64(ForecastRec, forecast_ms),
+                   STRAIT_F64(ForecastRec, load_ms),
+                   Field{"model", offsetof(ForecastRec, model), str, str},
+                   Field{"why", offsetof(ForecastRec, why), str, str},
+                   STRAIT_F64(ForecastRec, c), STRAIT_F64(ForecastRec, p)},
                   file);
 }
 

@@ -1,6 +1,6 @@
 // trace_schema.hpp — the HDF5 compound types of the trace tables (/steps, /ranks, /links,
-// /decisions), shared by TraceWriter and the trace reader so both agree on field names.
-// Field names are the C++ member names (docs/trace.md). The in-file types are packed and
+// /decisions, /forecasts), shared by TraceWriter and the trace reader so both agree on field
+// names. Field names are the C++ member names (docs/trace.md). The in-file types are packed and
 // little-endian; the in-memory types mirror the structs in trace.hpp, and HDF5 converts
 // between them by field name (a reader ignores fields it does not ask for).
 #pragma once
@@ -15,7 +15,9 @@ namespace strait::trace_schema {
 // measured against the slowest rank's arrival, rows of a step written once its sync completed.
 // 3: /links measured at the wire (wire_ms, goodput_gbps, latency samples, queueing behind other
 // flows) beside configured and enforced figures; the controller's traffic crosses the links.
-constexpr int32_t kSchemaVersion = 3;
+// 4: /ranks.speed, reduce_ms (the DC's reductions inside compute_ms) and reshard_ms; /forecasts
+// (each rank's forecast load against the load that came).
+constexpr int32_t kSchemaVersion = 4;
 
 // DecisionRow as HDF5 sees it: variable-length strings are char pointers.
 struct DecisionRec {
@@ -26,10 +28,22 @@ struct DecisionRec {
   const char* detail;
 };
 
+// ForecastRow as HDF5 sees it.
+struct ForecastRec {
+  int64_t step;
+  int32_t rank;
+  int64_t made_after;
+  double forecast_ms, load_ms;
+  const char* model;
+  const char* why;
+  double c, p;
+};
+
 // file=true: packed little-endian type stored in the file; false: native layout of the struct.
 h5::Type step_type(bool file);      // StepRow
 h5::Type rank_type(bool file);      // RankRow
 h5::Type link_type(bool file);      // LinkRow
 h5::Type decision_type(bool file);  // DecisionRec
+h5::Type forecast_type(bool file);  // ForecastRec
 
 }  // namespace strait::trace_schema

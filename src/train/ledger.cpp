@@ -24,6 +24,8 @@ void StepLedger::add(const ControlLink::Gathered& g, int64_t computed, int exper
       STRAIT_CHECK(m.step == computed, "ranks computed different steps");
       RankStep& s = r.ranks[k];
       s.compute_ms = m.compute_ms, s.emulated_ms = m.emulated_ms, s.split = m.split;
+      s.speed = m.speed, s.reduce_ms = m.reduce_ms, s.reshard_ms = m.reshard_ms;
+      s.batch = m.batch;
       s.slack_ms = std::max(0.0, last_in - m.ready_ms);
       s.wait_ms += m.control_wait_ms;
       r.control_rtt_ms = std::max(r.control_rtt_ms, m.control_rtt_ms);

@@ -34,6 +34,7 @@
 #include "trace/trace.hpp"
 #include "train/in_flight.hpp"
 #include "train/ledger.hpp"
+#include "train/pacer.hpp"
 #include "train/trainer.hpp"
 
 namespace strait {
@@ -64,6 +65,8 @@ class Run {
     int batch = 0;          // sequences of this DC
     double loss = 0;        // this DC's mean loss
     double compute_ms = 0, emulated_ms = 0;
+    double speed = 1;       // the scenario's relative speed of this rank in the step
+    double reduce_ms = 0;   // in the DC's reductions during compute (part of compute_ms)
     double control_wait_ms = 0, control_rtt_ms = 0;  // hearing the controller before the step
   };
 
@@ -102,6 +105,7 @@ class Run {
   std::vector<Layout> layouts_;                          // every rank of this DC
   std::vector<std::unique_ptr<ParamSet<float>>> experts_;
   std::vector<SyncChannel> channels_;                    // per expert
+  std::unique_ptr<Pacer> pacer_;                         // the DC's reductions, paced (load)
   std::unique_ptr<Transformer<float>> model_;
   ClockOffsets clock_;
   std::unique_ptr<Controller> ctl_;                      // rank 0
@@ -115,6 +119,7 @@ class Run {
   int lag_ = 1;                                          // control.lag
   int64_t posted_ = 0, heard_ = 0;                       // control rounds posted / collected
   double control_wait_ms_ = 0, control_rtt_ms_ = 0;      // for the next report
+  double reshard_ms_ = 0;                                // re-splits not yet reported
 
   // Rank 0's side of the control link: touched by the link's thread during the steps, by the
   // main thread only before the first post and after the link is gone.

@@ -101,9 +101,11 @@ void Run::trace_step(const StepRecord& r) {
     for (int k = 0; k < topo_.world_size; ++k) {
       const RankStep& m = r.ranks[k];
       rr.push_back(RankRow{r.step, k, cfg_.dc_of_rank(k), m.compute_ms, m.sync_ms, m.wait_ms,
-                           m.emulated_ms, m.split, m.slack_ms});
+                           m.emulated_ms, m.split, m.slack_ms, m.speed, m.reduce_ms,
+                           m.reshard_ms});
     }
     trace_->append_ranks(rr);
+    trace_->append_forecasts(ctl_->forecast_rows(r));
     std::vector<LinkRow> lr;
     const double none = std::nan("");  // not observable (tc) or no sample
     const bool shaped = transport_->shaped();
@@ -133,9 +135,10 @@ void Run::print_progress(const StepRow& row) {
   if (!opt_.verbose) return;
   const int64_t s = row.step;
   if ((s + 1) % cfg_.train.log_every != 0 && s != start_ && s + 1 != cfg_.train.steps) return;
+  // Steps as the trace numbers them: 0 .. train.steps - 1.
   std::printf("step %5lld/%d  expert %d  loss %.4f  %8.0f tok/s  compute %7.1f ms  sync %7.1f ms"
               "  wait %6.1f ms%s\n",
-              static_cast<long long>(s) + 1, cfg_.train.steps, row.expert, row.loss,
+              static_cast<long long>(s), cfg_.train.steps - 1, row.expert, row.loss,
               row.tokens / (row.wall_ms / 1e3), row.compute_ms, row.sync_ms, row.wait_ms,
               row.emulated_ms > 0 ? "  (emulated load)" : "");
   std::fflush(stdout);

@@ -6,6 +6,7 @@
 
 #include "core/apportion.hpp"
 #include "core/check.hpp"
+#include "core/timer.hpp"
 #include "core/wire.hpp"
 #include "train/model_state.hpp"
 #include "train/run.hpp"
@@ -55,7 +56,18 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
     x = StartState::Expert{};  // the shards hold it now
     channels_.push_back(SyncChannel::open(topo_, be));
   }
-  model_ = std::make_unique<Transformer<float>>(be, *compute_.dc);
+  // The model reduces through the pacer, which emulates the scenario's load inside the compute
+  // (pacer.hpp); it synchronizes the device only when some rank is ever loaded.
+  pacer_ = std::make_unique<Pacer>(*compute_.dc, be, scenario_->loaded());
+  model_ = std::make_unique<Transformer<float>>(be, *pacer_);
+  // A balancer that weighs a re-split's gain against its measured cost needs the cost before
+  // its first decision: a re-split to the starting layout makes the same gathers, broadcasts and
+  // allocations as any other (and keeps every bit); it is reported with the first step.
+  if (topo_.dc_size > 1 && balancer_weighs_resplit_cost(cfg.control.balancer)) {
+    const double t0 = now_ms();
+    reshard(experts_, layouts_, layouts_, channels_, topo_, be);
+    reshard_ms_ = now_ms() - t0;
+  }
   clock_ = estimate_clock_offsets(topo_.world);
 
   // ---- the controller and its first decision records ----

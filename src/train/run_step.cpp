@@ -5,9 +5,7 @@
 // weights and give the same losses, only the wall time differs. The controller hears step s's
 // report while later steps run, and its answer takes effect at step s + lag on every rank.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <thread>
 
 #include "core/apportion.hpp"
 #include "core/check.hpp"
@@ -88,19 +86,19 @@ void Run::compute(Work& w) {
   // An expert never computes on weights whose update is still in flight, whatever the plan.
   if (in_flight_.active() && in_flight_.expert() == w.expert) complete_in_flight();
   Backend<float>& be = *compute_.be;
-  const double t0 = now_ms();
+  w.speed = scenario_->rank_speed(topo_.world_rank, w.step);
+  pacer_->begin(w.speed);  // the load is emulated inside the compute, at every DC reduction
   w.loss = model_->forward_backward(*experts_[w.expert], tokens_.data(), targets_.data(), w.batch);
   be.synchronize();
-  w.compute_ms = now_ms() - t0;
 }
 
-// ---- emulate: a rank slower than its device idles for the time it would lose ----
+// ---- emulate: a rank slower than its device idles (1/v − 1) × its own compute (pacer.hpp);
+// what is left after the DC's last reduction of the step is idled now ----
 void Run::emulate(Work& w) {
-  const double speed = scenario_->rank_speed(topo_.world_rank, w.step);
-  if (speed >= 1.0) return;
-  const double idle = (1.0 / speed - 1.0) * w.compute_ms;
-  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(idle));
-  w.emulated_ms = idle;
+  const Pacer::Times t = pacer_->finish();
+  w.compute_ms = t.own_ms + t.reduce_ms;  // forward + backward, the rank's own idle excluded
+  w.reduce_ms = t.reduce_ms;
+  w.emulated_ms = t.emulated_ms;
 }
 
 SyncInput Run::sync_input(double weight, const Plan& plan) const {
@@ -177,10 +175,13 @@ void Run::post_report(const Work* w) {
   if (w) {
     me.batch = w->batch;
     me.compute_ms = w->compute_ms, me.emulated_ms = w->emulated_ms, me.loss = w->loss;
+    me.speed = w->speed, me.reduce_ms = w->reduce_ms;
     me.control_wait_ms = w->control_wait_ms, me.control_rtt_ms = w->control_rtt_ms;
     me.iteration_ms = now_ms() - w->t_begin_ms;
   }
   me.split = plan_->splits[topo_.dc][topo_.local_rank];
+  me.reshard_ms = reshard_ms_;  // re-splits applied since the last post (before this step)
+  reshard_ms_ = 0;
   STRAIT_CHECK(done_.size() <= static_cast<size_t>(RankReport::kMaxDone), "too many completions");
   me.n_done = static_cast<int32_t>(done_.size());
   std::copy(done_.begin(), done_.end(), me.done);
@@ -210,8 +211,12 @@ void Run::apply(const Plan& next) {
   if (next.splits[topo_.dc] != cur.splits[topo_.dc]) {
     // A re-split moves every expert's parameters and Adam state: no sync may be in flight.
     if (in_flight_.active()) complete_in_flight();
+    // Timed on every rank of the DC: the balancers weigh a re-split's gain against this cost,
+    // which reaches them in the report of the step it delayed.
+    const double t0 = now_ms();
     reshard(experts_, layouts_, dc_layouts(cfg_.model, next.splits[topo_.dc]), channels_, topo_,
             *compute_.be);
+    reshard_ms_ += now_ms() - t0;
   }
   if (next.splits != cur.splits && started_) ++out_.resplits;
   seqs_ = apportion(next.shares, cfg_.train.global_batch, 1);

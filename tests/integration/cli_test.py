@@ -27,6 +27,12 @@ args = ap.parse_args()
 STRAIT, SRC = args.strait, args.source
 MPIRUN = os.path.join(SRC, "scripts", "mpirun-local")
 TMP = tempfile.mkdtemp(prefix="strait-cli-")
+LOAD_CSV = os.path.join(TMP, "speeds.csv")  # row 3: speed 0
+with open(LOAD_CSV, "w") as f:
+    f.write("step,speed\n0,1.0\n4,0\n")
+LOAD_TRACE = os.path.join(TMP, "trace.csv")
+with open(LOAD_TRACE, "w") as f:
+    f.write("worker,time,batch_time_norm\n0,1,500\n0,2,400\n0,3,450\n")
 
 TINY = """
 [run]
@@ -96,7 +102,25 @@ def case_bad_input():
         ("heads vs split", base.replace("ranks = 2", "ranks = 2\nsplit = [0.7, 0.3]"), "model.heads"),
         ("unreadable corpus", base.replace("/usr/share/common-licenses", "/nonexistent/corpus"), "train.corpus"),
         ("memory", base.replace("[run]", "[run]\nmemory_limit_gb = 0.00001"), "memory"),
+        ("load speed 0", base + "[[load]]\nranks = [2]\nkind = \"constant\"\nspeed = 0\n", "load.0.speed"),
+        ("load markov states", base + "[[load]]\nranks = [2]\nkind = \"markov\"\nspeeds = [1.0, 0.5]\n"
+         "transition = [[1.0]]\n", "load.0.transition"),
+        ("forecast window < 4", base + "[control.forecast]\nwindow = 3\n", "control.forecast.window"),
+        ("forecast states < 2", base + "[control.forecast]\nstates = 1\n", "control.forecast.states"),
+        ("balance hysteresis", base + "[control.balance]\nhysteresis = -0.1\n", "control.balance.hysteresis"),
     ]
+    # A load CSV with a bad row: the message names the CSV and its line.
+    rc, out, err = run(3, "train", "--config", config("badcsv", extra=f"[[load]]\nranks = [2]\nkind = \"csv\"\nfile = \"{LOAD_CSV}\"\n"))
+    check(rc == 2 and f"{LOAD_CSV}:3: load.0.file: speed 0 is out of range" in err,
+          f"a load CSV error names the CSV and its line: {err.strip()[:200]}")
+    check(not os.path.exists(trace_of("badcsv")), "load CSV error: no trace file")
+    # A trace column that does not exist: the message points at the trace's header line.
+    rc, out, err = run(3, "train", "--config", config("badcol", extra=(
+        f"[[load]]\nranks = [2]\nkind = \"trace\"\nsignal = \"batch_time\"\nfile = \"{LOAD_TRACE}\"\n"
+        "worker = 0\nstride = 0.1\ncolumn = \"nope\"\n")))
+    check(rc == 2 and f"{LOAD_TRACE}:1: load.0.file: no column \"nope\"" in err,
+          f"a missing trace column is named with the trace's header line: {err.strip()[:200]}")
+    check(not os.path.exists(trace_of("badcol")), "missing trace column: no trace file")
     for what, text, key in rows:
         path = os.path.join(TMP, "bad.toml")
         with open(path, "w") as f:
@@ -335,7 +359,8 @@ def case_links():
 
 
 def case_emulated_load():
-    # Rank 2 (DC b, local rank 1) is given relative speed 0.5: it idles as long as it computed.
+    # Rank 2 (DC b, local rank 1) is given relative speed 0.5: it idles as long as it computed
+    # itself (its compute outside the DC's reductions, where it may wait for its peer).
     cfg = config("slow", steps=12, extra="")
     text = open(cfg).read().replace("name = \"b\"\nranks = 2", "name = \"b\"\nranks = 2\nspeed = [1.0, 0.5]")
     open(cfg, "w").write(text)
@@ -346,8 +371,15 @@ def case_emulated_load():
         steps = f["steps"][()]
     slow, fast = r[r["rank"] == 2], r[r["rank"] != 2]
     check(np.all(fast["emulated_ms"] == 0), "full-speed ranks record no emulated load")
-    ratio = slow["emulated_ms"] / slow["compute_ms"]
-    check(np.allclose(ratio, 1.0, rtol=1e-6), f"speed 0.5 idles (1/0.5 - 1) x compute: {ratio[:3]}")
+    ratio = slow["emulated_ms"] / (slow["compute_ms"] - slow["reduce_ms"])
+    check(np.allclose(ratio, 1.0, rtol=1e-6), f"speed 0.5 idles (1/0.5 - 1) x own compute: {ratio[:3]}")
+    check(np.all(slow["speed"] == 0.5) and np.all(fast["speed"] == 1.0), "/ranks.speed is the scenario's")
+    check(np.all(r[r["dc"] == 0]["reduce_ms"] == 0), "a DC of one rank makes no reductions")
+    # The slow rank's idle is inside the compute, at the DC's reductions: its peer (rank 1) waits
+    # there for it, so their reductions take about as long as the slow rank's own compute.
+    peer = r[r["rank"] == 1]
+    check(np.median(peer["reduce_ms"]) > 0.5 * np.median(slow["compute_ms"] - slow["reduce_ms"]),
+          f"the peer waits in the reductions: {np.median(peer['reduce_ms']):.2f} ms")
     check(np.all(steps["emulated_ms"] == slow["emulated_ms"]), "the step row carries the max over ranks")
 
 

@@ -124,6 +124,8 @@ struct BadCase {
   std::string key;        // the key the message must name
   std::string line_of;    // if set: the message must point at the line holding this text
   bool from_set = false;  // the error is located at "--set:0" instead of the file
+  std::string at = "";    // if set: the error points at this "<file>:<line>:" (a CSV the config
+                          // names) instead of the config file
 };
 
 // base() with a third datacenter "south" (1 rank).
@@ -146,7 +148,56 @@ std::vector<BadCase> bad_cases() {
       with_policies("sync_planner = \"scheduled\"\noverlap = \"scheduled\"\n");
   const std::string east_west = "\n[[control.reroute]]\nstep = 5\nfrom = \"east\"\nto = \"west\"\n";
   const std::string fc = b + "\n[control.forecast]\n";
+  // [[load]]: ranks 1 and 2 are datacenter "west"; a load CSV and a trace next to the configs.
+  const std::string speeds_csv = (scratch().dir() / "speeds.csv").string();
+  std::ofstream(speeds_csv) << "step,speed\n0,1.0\n4,0\n";
+  const std::string trace_csv = (scratch().dir() / "trace.csv").string();
+  std::ofstream(trace_csv) << "worker,time,batch_time_norm\n0,1,500\n0,2,400\n1,1,800\n1,2,900\n";
+  const std::string ld = b + "\n[[load]]\nranks = [1]\n";
+  const std::string tr = ld + "kind = \"trace\"\nfile = \"" + trace_csv +
+                         "\"\nsignal = \"batch_time\"\nstride = 0.05\n";
+  const std::string bal = b + "\n[control.balance]\n";
   return {
+      {"load_speed_zero", ld + "kind = \"constant\"\nspeed = 0\n", {},
+       "0 is out of range; expected a number in (0, 1]", "load.0.speed", "speed = 0"},
+      {"load_step_speed_negative",
+       ld + "kind = \"step\"\nspeed = 1\nat_step = 5\nspeed_after = -0.5\n", {},
+       "-0.5 is out of range; expected a number in (0, 1]", "load.0.speed_after", "speed_after"},
+      {"load_markov_speed_zero",
+       ld + "kind = \"markov\"\nspeeds = [1.0, 0.0]\ntransition = [[0.5, 0.5], [0.5, 0.5]]\n", {},
+       "element 1 is a float (0); expected a non-empty array of numbers in (0, 1]",
+       "load.0.speeds", "speeds ="},
+      {"load_csv_speed_zero", ld + "kind = \"csv\"\nfile = \"" + speeds_csv + "\"\n", {},
+       "load.0.file: speed 0 is out of range; expected a number in (0, 1]", "load.0.file", "",
+       false, speeds_csv + ":3:"},
+      {"load_trace_no_column", tr + "worker = 0\ncolumn = \"batch_time\"\n", {},
+       "no column \"batch_time\" (the values) in the header", "load.0.file", "", false,
+       trace_csv + ":1:"},
+      {"load_trace_no_worker", tr + "worker = 9\n", {}, "no worker 9 in", "load.0.worker",
+       "worker = 9"},
+      {"load_trace_past_its_end", ld + "kind = \"trace\"\nfile = \"" + trace_csv +
+                                      "\"\nsignal = \"batch_time\"\nworker = 1\n",
+       {}, "step 19 reads time 20, past the end of worker 1 (2)", "load.0.stride", ""},
+      {"load_unknown_kind", ld + "kind = \"sine\"\n", {}, "unknown kind \"sine\"; expected one of",
+       "load.0.kind", "kind ="},
+      {"load_key_of_another_kind", ld + "kind = \"constant\"\nspeed = 0.5\nat_step = 3\n", {},
+       "does not apply to kind \"constant\"", "load.0.at_step", "at_step"},
+      {"load_rank_outside_the_world", b + "\n[[load]]\nranks = [3]\nkind = \"constant\"\nspeed = 0.5\n",
+       {}, "expected an array of world ranks in [0, 2]", "load.0.ranks", "ranks = [3]"},
+      {"load_rank_twice", ld + "kind = \"constant\"\nspeed = 0.5\n\n[[load]]\ndatacenter = \"west\"\n"
+                               "kind = \"constant\"\nspeed = 0.5\n",
+       {}, "rank 1 is loaded by load.0 already", "load.1.datacenter", ""},
+      {"load_and_datacenter_speed",
+       with("ranks = 1\n", "ranks = 1\nspeed = [0.5]\n") +
+           "\n[[load]]\nranks = [0]\nkind = \"constant\"\nspeed = 0.5\n",
+       {}, "rank 0 also has a speed in datacenter.0.speed", "load.0.ranks", ""},
+      {"balance_gain_steps_zero", bal + "gain_steps = 0\n", {}, "0 is out of range",
+       "control.balance.gain_steps", "gain_steps"},
+      {"balance_hysteresis_one", bal + "hysteresis = 1\n", {},
+       "1 is out of range; expected a number in [0, 1)", "control.balance.hysteresis",
+       "hysteresis"},
+      {"balance_noise_window_one", b, {"control.balance.noise_window=1"}, "1 is out of range",
+       "control.balance.noise_window", "", true},
       {"unknown_key", with("seq_len = 16\n", "seq_len = 16\nseqlen = 3\n"), {}, "unknown key",
        "model.seqlen", "seqlen = 3"},
       {"unknown_key_lists_allowed", with("seq_len = 16\n", "seq_len = 16\nseqlen = 3\n"), {},
@@ -567,6 +618,8 @@ TEST(Config, BadConfigsAreRejectedWithFileLineAndKey) {
     EXPECT_NE(msg.find(bc.key), std::string::npos) << msg;
     if (bc.from_set) {
       EXPECT_NE(msg.find("--set:0: "), std::string::npos) << msg;
+    } else if (!bc.at.empty()) {
+      EXPECT_NE(msg.find(bc.at), std::string::npos) << msg;
     } else {
       EXPECT_NE(msg.find(file.string() + ":"), std::string::npos) << msg;
     }

@@ -1,0 +1,320 @@
+// test_balance.cpp — the balancers "proportional" and "oracle" (src/control/balance.hpp):
+// the split math (whole heads, every rank >= 1 head and >= 1 column, sums exact, optimal against
+// brute force, speeds far apart, a rank at speed 0.05), the batch apportioning, the work model
+// that makes loads under different splits comparable, and the rule on a simulated run: a slow
+// rank is re-split away, a re-split that cannot repay its measured cost is not made, one whose
+// cost was never measured is not made, small or noisy imbalances are left alone (no
+// oscillation), and the oracle reads the scenario's true speeds.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "control/balance.hpp"
+#include "control/policy.hpp"
+#include "control/work.hpp"
+#include "core/apportion.hpp"
+#include "model/layout.hpp"
+#include "scenario/scenario.hpp"
+#include "validate/validate.hpp"
+
+namespace fs = std::filesystem;
+using namespace strait;
+
+namespace {
+
+ModelConfig model(int heads, int d_ff) {
+  ModelConfig m;
+  m.layers = 2, m.d_model = 8 * heads, m.heads = heads, m.d_ff = d_ff, m.seq_len = 32;
+  return m;
+}
+
+// max over ranks of ms_per_flop × FLOPs with the heads given (columns in proportion).
+double worst(const ModelConfig& m, const std::vector<double>& k, const std::vector<int>& h) {
+  double w = 0;
+  for (size_t r = 0; r < k.size(); ++r)
+    w = std::max(w, k[r] * sequence_flops(m, h[r], h[r] * double(m.d_ff) / m.heads));
+  return w;
+}
+
+// The best max over every composition of the heads into parts >= 1 (brute force).
+double brute(const ModelConfig& m, const std::vector<double>& k) {
+  const int n = static_cast<int>(k.size());
+  std::vector<int> h(n, 1);
+  double best = 1e300;
+  std::function<void(int, int)> go = [&](int r, int left) {
+    if (r == n - 1) {
+      h[r] = left;
+      best = std::min(best, worst(m, k, h));
+      return;
+    }
+    for (int x = 1; x <= left - (n - 1 - r); ++x) h[r] = x, go(r + 1, left - x);
+  };
+  go(0, m.heads);
+  return best;
+}
+
+}  // namespace
+
+TEST(BalanceMath, WholeHeadsEveryRankAtLeastOneSumsExactAndOptimal) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> speed(0.05, 1.0);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int heads = 2 + static_cast<int>(rng() % 11);
+    const int n = 1 + static_cast<int>(rng() % std::min(heads, 4));
+    const ModelConfig m = model(heads, heads * 4 + static_cast<int>(rng() % 7));
+    std::vector<double> k(n);
+    for (double& x : k) x = 1.0 / speed(rng);
+    const std::vector<int> h = balance_heads(m, k);
+    ASSERT_EQ(static_cast<int>(h.size()), n);
+    EXPECT_EQ(std::accumulate(h.begin(), h.end(), 0), heads);
+    for (int x : h) EXPECT_GE(x, 1);
+    EXPECT_NEAR(worst(m, k, h), brute(m, k), 1e-9 * brute(m, k)) << "trial " << trial;
+    // As a split it passes the whole-head rule, and the shards it makes hold exactly those
+    // heads and at least one MLP column each, all columns once.
+    std::vector<double> split;
+    for (int x : h) split.push_back(static_cast<double>(x) / heads);
+    EXPECT_TRUE(check_split(m, split).ok());
+    const std::vector<ShardSpec> specs = shard_specs(m, split);
+    int cols = 0;
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(specs[r].heads, h[r]);
+      EXPECT_GE(specs[r].cols, 1);
+      cols += specs[r].cols;
+    }
+    EXPECT_EQ(cols, m.d_ff);
+  }
+}
+
+TEST(BalanceMath, SpeedsFarApartAndARankAtFivePercent) {
+  const ModelConfig m = model(16, 64);
+  // Equal speeds: equal heads.
+  EXPECT_EQ(balance_heads(m, {1, 1, 1, 1}), (std::vector<int>{4, 4, 4, 4}));
+  // A rank at speed 0.05 keeps the one head it must hold; the others share the rest evenly.
+  EXPECT_EQ(balance_heads(m, {1, 1 / 0.05, 1, 1}), (std::vector<int>{5, 1, 5, 5}));
+  // Speeds 100× apart.
+  EXPECT_EQ(balance_heads(m, {100, 1}), (std::vector<int>{1, 15}));
+  // Twice as fast: about twice the heads (the replicated head costs both the same).
+  const std::vector<int> h = balance_heads(m, {1, 2});
+  EXPECT_GE(h[0], 10);
+  EXPECT_LE(h[0], 12);
+  // One rank: all heads.
+  EXPECT_EQ(balance_heads(m, {3}), (std::vector<int>{16}));
+}
+
+TEST(BalanceMath, SequencesMinimiseTheSlowestDc) {
+  EXPECT_EQ(balance_sequences({1, 1}, 8), (std::vector<int>{4, 4}));
+  EXPECT_EQ(balance_sequences({1, 3}, 8), (std::vector<int>{6, 2}));
+  EXPECT_EQ(balance_sequences({1, 1000}, 8), (std::vector<int>{7, 1}));  // each DC keeps one
+  std::mt19937_64 rng(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int n = 1 + static_cast<int>(rng() % 3), B = n + static_cast<int>(rng() % 9);
+    std::vector<double> c(n);
+    for (double& x : c) x = 0.1 + (rng() % 1000) / 100.0;
+    const std::vector<int> b = balance_sequences(c, B);
+    EXPECT_EQ(std::accumulate(b.begin(), b.end(), 0), B);
+    double got = 0, best = 1e300;
+    for (int d = 0; d < n; ++d) {
+      got = std::max(got, b[d] * c[d]);
+      EXPECT_GE(b[d], 1);
+    }
+    std::function<void(int, int, double)> go = [&](int d, int left, double w) {
+      if (d == n - 1) return void(best = std::min(best, std::max(w, left * c[d])));
+      for (int x = 1; x <= left - (n - 1 - d); ++x) go(d + 1, left - x, std::max(w, x * c[d]));
+    };
+    go(0, B, 0);
+    EXPECT_DOUBLE_EQ(got, best);
+  }
+}
+
+namespace {
+
+fs::path scratch() {
+  const fs::path d =
+      fs::temp_directory_path() / ("strait_test_balance_" + std::to_string(getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+Config config(const std::string& name, const std::string& extra) {
+  std::ofstream(scratch() / "corpus.txt")
+      << "a corpus for the balancer tests, longer than one sequence of the model they use\n";
+  const fs::path p = scratch() / (name + ".toml");
+  std::ofstream(p) << "[[datacenter]]\nname = \"east\"\nranks = 2\n"
+                      "[[datacenter]]\nname = \"west\"\nranks = 2\n"
+                      "[model]\nlayers = 2\nd_model = 64\nheads = 8\nd_ff = 256\nseq_len = 32\n"
+                      "[train]\nsteps = 400\nglobal_batch = 8\ncorpus = \""
+                   << (scratch() / "corpus.txt").string()
+                   << "\"\n[control]\nbalancer = \"proportional\"\n"
+                   << extra;
+  return load_valid_config(p.string());
+}
+
+// A run simulated on the controller's side: every rank's load is its work × its time per unit
+// of work at full speed (10 ms at the configured shard) ÷ its speed × noise; the balancer sees
+// last-value forecasts, and its decisions apply at once (lag 1).
+struct Sim {
+  Config cfg;
+  std::shared_ptr<const Scenario> sc;
+  ControllerView view;
+  std::unique_ptr<Balancer> bal;
+  double reshard_ms = 1.0;  // the cost the start-up probe measured; < 0: none measured
+  int resplits = 0, share_moves = 0;
+  std::vector<std::string> details;
+
+  explicit Sim(Config c, const char* balancer = "proportional")
+      : cfg(std::move(c)), sc(std::make_shared<const Scenario>(cfg)),
+        view(make_world(cfg, *sc, true), sc, start(cfg)), bal(make_balancer(balancer, cfg)) {}
+  static Plan start(const Config& c) {
+    Plan p;
+    for (const auto& dc : c.datacenters) p.splits.push_back(dc.split);
+    p.shares = c.train.batch_shares;
+    return p;
+  }
+  // Step s ran at these speeds (× noise); then the balancer decides step s + 1.
+  void step(int64_t s, const std::vector<double>& speed, const std::vector<double>& noise) {
+    const World& w = view.world();
+    const std::vector<double> work = relative_work(w, view.plan().splits, view.plan().shares);
+    const std::vector<int> seqs = apportion(view.plan().shares, w.global_batch, 1);
+    StepRecord r;
+    r.step = s;
+    for (int k = 0; k < w.world_size; ++k) {
+      RankStep m;
+      const double own = 10 * work[k] * noise[k];
+      m.compute_ms = own + 2, m.reduce_ms = 2, m.emulated_ms = own * (1 / speed[k] - 1);
+      m.sync_ms = 5, m.speed = speed[k], m.batch = seqs[w.dc_of_rank[k]];
+      m.split = view.plan().splits[w.dc_of_rank[k]][k - w.dc_first_rank[w.dc_of_rank[k]]];
+      m.reshard_ms = s == 0 && reshard_ms > 0 ? reshard_ms : 0;
+      r.ranks.push_back(m);
+    }
+    set_work(w, r);
+    Forecast f;
+    for (const RankStep& m : r.ranks) f.load_ms.push_back(m.load_ms());  // last value
+    view.record(r);
+    view.set_clock(s + 1, 0);
+    const BalanceDecision d = bal->decide(view, f);
+    details.push_back(d.detail);
+    if (d.splits == view.plan().splits && d.shares == view.plan().shares) return;
+    resplits += d.splits != view.plan().splits;
+    share_moves += d.shares != view.plan().shares;
+    Plan p = view.plan();
+    p.splits = d.splits, p.shares = d.shares, p.effective = s + 1;
+    view.set_plan(p);
+  }
+};
+
+const std::vector<double> kOnes = {1, 1, 1, 1};
+
+}  // namespace
+
+TEST(BalanceRule, AHomogeneousWorldKeepsItsPlan) {
+  Sim sim(config("homogeneous", ""));
+  for (int64_t s = 0; s < 50; ++s) sim.step(s, kOnes, kOnes);
+  EXPECT_EQ(sim.resplits, 0);
+  EXPECT_EQ(sim.share_moves, 0);
+  EXPECT_NE(sim.details.back().find("the plan in force is the best one"), std::string::npos)
+      << sim.details.back();
+}
+
+TEST(BalanceRule, ASlowRankIsResplitAwayOnceAndTheSharesFollow) {
+  Sim sim(config("slow", ""));
+  for (int64_t s = 0; s < 5; ++s) sim.step(s, kOnes, kOnes);
+  const std::vector<double> slow = {1, 0.25, 1, 1};
+  for (int64_t s = 5; s < 40; ++s) sim.step(s, slow, kOnes);
+  EXPECT_EQ(sim.resplits, 1);  // once, not back and forth
+  const Plan& p = sim.view.plan();
+  EXPECT_EQ(p.splits[0], (std::vector<double>{0.875, 0.125}));  // the slow rank keeps one head
+  EXPECT_EQ(p.splits[1], (std::vector<double>{0.5, 0.5}));      // the other DC is untouched
+  EXPECT_LT(p.shares[0], 0.5);                                   // east takes fewer sequences
+  const std::string* resplit = nullptr;
+  for (const std::string& d : sim.details)
+    if (d.find("\"decision\":\"resplit\"") != std::string::npos) resplit = &d;
+  ASSERT_TRUE(resplit);
+  EXPECT_NE(resplit->find("\"resplit\":[\"east\"]"), std::string::npos) << *resplit;
+  EXPECT_NE(resplit->find("\"cost_ms\":1,"), std::string::npos) << *resplit;
+  EXPECT_NE(resplit->find("\"old\":{\"splits\":[[0.5,0.5],[0.5,0.5]]"), std::string::npos)
+      << *resplit;
+}
+
+TEST(BalanceRule, AResplitThatCannotRepayItsMeasuredCostIsNotMade) {
+  Sim sim(config("costly", "[control.balance]\ngain_steps = 2\n"));
+  sim.reshard_ms = 1e4;  // measured: 10 s
+  for (int64_t s = 0; s < 30; ++s) sim.step(s, {1, 0.25, 1, 1}, kOnes);
+  EXPECT_EQ(sim.resplits, 0);
+  EXPECT_NE(sim.details.back().find("does not repay"), std::string::npos) << sim.details.back();
+  // The batch shares cost nothing to move: they still follow the slow DC.
+  EXPECT_EQ(sim.share_moves, 1);
+}
+
+TEST(BalanceRule, AResplitWhoseCostWasNeverMeasuredIsNotMade) {
+  Sim sim(config("unmeasured", "[control.balance]\nshares = false\n"));
+  sim.reshard_ms = -1;
+  for (int64_t s = 0; s < 10; ++s) sim.step(s, {1, 0.25, 1, 1}, kOnes);
+  EXPECT_EQ(sim.resplits, 0);
+  EXPECT_EQ(sim.share_moves, 0);
+  EXPECT_NE(sim.details.back().find("\"unmeasured\":[\"east\"]"), std::string::npos)
+      << sim.details.back();
+}
+
+TEST(BalanceRule, SmallImbalancesStayBelowTheHysteresis) {
+  Sim sim(config("small", "[control.balance]\nhysteresis = 0.05\n"));
+  for (int64_t s = 0; s < 30; ++s) sim.step(s, {1, 0.97, 1, 1}, kOnes);
+  EXPECT_EQ(sim.resplits, 0);
+  EXPECT_EQ(sim.share_moves, 0);
+}
+
+TEST(BalanceRule, StationaryNoiseIsNotChased) {
+  // Every rank's compute is noisy (±25 %, independent each step) around equal speeds: last-value
+  // forecasts see imbalances of up to 60 % that are gone a step later.
+  Sim sim(config("noisy", ""));
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0.75, 1.25);
+  for (int64_t s = 0; s < 300; ++s) sim.step(s, kOnes, {u(rng), u(rng), u(rng), u(rng)});
+  EXPECT_LE(sim.resplits, 1) << "re-splits on noise";
+  EXPECT_LE(sim.share_moves, 2) << "share moves on noise";
+  // The same imbalance without noise, lasting: acted on.
+  Sim real(config("real", ""));
+  for (int64_t s = 0; s < 30; ++s) real.step(s, {1, 0.25, 1, 1}, kOnes);
+  EXPECT_EQ(real.resplits, 1);
+}
+
+TEST(BalanceRule, TheOracleReadsTheTrueSpeeds) {
+  // Rank 1 slows to 0.25 at step 20; the oracle re-splits for step 20 itself, from its decision
+  // after step 19, before any slow step was measured.
+  Sim sim(config("oracle", "[[load]]\nranks = [1]\nkind = \"step\"\nspeed = 1.0\nat_step = 20\n"
+                           "speed_after = 0.25\n"),
+          "oracle");
+  for (int64_t s = 0; s < 20; ++s) sim.step(s, kOnes, kOnes);
+  EXPECT_EQ(sim.view.plan().splits[0], (std::vector<double>{0.875, 0.125}));
+  EXPECT_NE(sim.details.back().find("\"upper_bound\":true"), std::string::npos);
+  EXPECT_NE(policy_summary("balancer", "oracle").find("UPPER BOUND"), std::string::npos);
+}
+
+TEST(Work, ResplitsChangeWorkNotSpeed) {
+  const Config cfg = config("work", "");
+  const Scenario sc(cfg);
+  const World w = make_world(cfg, sc, true);
+  const std::vector<double> even = relative_work(w, {{0.5, 0.5}, {0.5, 0.5}}, {0.5, 0.5});
+  for (double x : even) EXPECT_DOUBLE_EQ(x, 1.0);
+  const std::vector<double> moved = relative_work(w, {{0.875, 0.125}, {0.5, 0.5}}, {0.25, 0.75});
+  // Half the sequences and 7/4 of the heads: between half and 7/8 of the work (the replicated
+  // LM head does not grow with the heads); the rank left with one head does under a third of it.
+  EXPECT_GT(moved[0], 0.5);
+  EXPECT_LT(moved[0], 0.875);
+  EXPECT_LT(moved[1], moved[0] / 3);
+  EXPECT_DOUBLE_EQ(moved[2], 1.5);         // 3/2 of the sequences, the same shard
+  // A rank's load at its reference work is its load / its work: the same speed reads the same.
+  RankStep a, b;
+  a.compute_ms = 12, a.reduce_ms = 2, a.emulated_ms = 10, a.work = 1;
+  b.compute_ms = 22, b.reduce_ms = 2, b.emulated_ms = 20, b.work = 2;
+  EXPECT_DOUBLE_EQ(a.ref_load_ms(), 20);
+  EXPECT_DOUBLE_EQ(b.ref_load_ms(), 20);
+}
