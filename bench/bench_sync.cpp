@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   const int n = w.num_dcs;
   const Paths paths = direct_paths(n);
   auto planner = make_sync_planner(cfg.control.sync_planner, cfg);
-  const SyncDecision d = planner->plan(view, paths);
+  const SyncDecision d = planner->plan(view, PathDecision{paths, {}, "{}"});
   double predicted = d.plan.predicted_ms;
   if (d.plan.strategy == "hierarchical" && predicted == 0)
     predicted = ring_seconds(b, {}, paths, w.gradient_bytes) * w.time_scale * 1e3;

@@ -91,7 +91,7 @@ struct NetworkConfig {
   double default_capacity_gbps = 1.0;
   double default_latency_ms = 10.0;
   double default_jitter_ms = 0.0;
-  bool full_mesh = true;             // false: every ordered pair must be a [[link]]
+  bool full_mesh = true;             // false: only the [[link]] entries exist (a sparse graph)
 };
 
 struct ModelConfig {
@@ -161,6 +161,18 @@ struct BalanceConfig {
   bool shares = true;         // also re-set the batch shares across datacenters
 };
 
+// [control.paths]: the link-state estimates every path selector reads and the MDP path
+// selector's model (docs/paths.md).
+struct PathsConfig {
+  int states = 4;              // congestion levels of a link (>= 2)
+  double ewma_alpha = 0.3;     // (0, 1]: weight of the newest measurement in the estimates
+  int relays = 2;              // K: candidate relay DCs per pair (the best-connected ones)
+  double switch_cost_ms = 5;   // >= 0: what a change of path costs (in the MDP's cost)
+  double gamma = 0.9;          // [0, 1): discount of future steps
+  double epsilon_ms = 0.01;    // > 0: value iteration stops within epsilon of optimal
+  double resolve_change = 0.1; // relative change of an estimate that makes the MDP re-solve
+};
+
 struct ControlConfig {
   std::string forecaster = "last-value";
   std::string balancer = "static";
@@ -169,6 +181,7 @@ struct ControlConfig {
   std::string overlap = "sequential";
   ForecastConfig forecast;            // [control.forecast]
   BalanceConfig balance;              // [control.balance]
+  PathsConfig paths;                  // [control.paths]
   // The controller answers step s's reports before step s + lag: 1 waits for its round trip
   // every step; 2 (default) lets it run while the next step computes (src/control/control_link.hpp).
   int lag = 2;
@@ -196,7 +209,7 @@ struct Config {
   double memory_limit_gb = 0;  // 0: MemTotal of this machine
   std::vector<DatacenterConfig> datacenters;
   NetworkConfig network;
-  std::vector<LinkConfig> links;  // every ordered pair of distinct DCs, after defaults
+  std::vector<LinkConfig> links;  // the links that exist: every ordered pair with full_mesh
   std::vector<LoadConfig> loads;  // [[load]] entries: ranks whose speed varies over the steps
   ModelConfig model;
   TrainConfig train;

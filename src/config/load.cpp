@@ -50,13 +50,15 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"train", {"global_batch", "steps", "lr", "beta1", "beta2", "eps", "weight_decay", "seed",
                  "corpus", "batch_shares", "log_every"}},
       {"control", {"forecaster", "balancer", "path_selector", "sync_planner", "overlap", "lag",
-                   "resplit", "reroute", "switch", "forecast", "balance"}},
+                   "resplit", "reroute", "switch", "forecast", "balance", "paths"}},
       {"control.resplit", {"step", "datacenter", "split"}},
       {"control.reroute", {"step", "from", "to", "via"}},
       {"control.switch", {"step", "slot", "policy"}},
       {"control.forecast", {"window", "states", "horizon", "fallback", "ewma_alpha",
                             "skill_window", "checks"}},
       {"control.balance", {"gain_steps", "hysteresis", "noise_window", "shares"}},
+      {"control.paths", {"states", "ewma_alpha", "relays", "switch_cost_ms", "gamma",
+                         "epsilon_ms", "resolve_change"}},
       {"trace", {"path"}},
       {"checkpoint", {"every", "path"}},
   };
@@ -804,19 +806,31 @@ void read_links(Checker& c, const toml::table& root, Config& cfg) {
     grid[k] = link;
   }
   if (!nw.full_mesh) {
+    // Only the listed links exist (a sparse graph: line, star, ring, regions joined by one link).
+    // Every DC must still reach every other one over them, so that every transfer has a path.
     const toml::node* fm = child(net, "full_mesh");
-    for (size_t i = 0; i < N; ++i)
+    for (size_t i = 0; i < N; ++i) {
+      std::vector<bool> reached(N, false);
+      std::vector<size_t> queue{i};
+      reached[i] = true;
+      for (size_t q = 0; q < queue.size(); ++q)
+        for (size_t j = 0; j < N; ++j)
+          if (!reached[j] && seen[queue[q] * N + j]) reached[j] = true, queue.push_back(j);
       for (size_t j = 0; j < N; ++j)
-        if (i != j && !seen[i * N + j])
-          c.fail(fm, "link", "no [[link]] from " + quote(cfg.datacenters[i].name) + " to " +
-                                 quote(cfg.datacenters[j].name),
-                 "a [[link]] for every ordered pair of distinct datacenters when "
-                 "network.full_mesh = false");
+        if (!reached[j]) {
+          c.fail(fm ? fm : net, "link",
+                 "datacenter " + quote(cfg.datacenters[j].name) + " cannot be reached from " +
+                     quote(cfg.datacenters[i].name) + " over the [[link]] entries",
+                 "links that connect every datacenter to every other (directly or through "
+                 "others) when network.full_mesh = false");
+          break;  // one unreachable pair per source is enough to read
+        }
+    }
   }
   cfg.links.clear();
   for (size_t i = 0; i < N; ++i)
     for (size_t j = 0; j < N; ++j)
-      if (i != j) cfg.links.push_back(grid[i * N + j]);
+      if (i != j && (nw.full_mesh || seen[i * N + j])) cfg.links.push_back(grid[i * N + j]);
 }
 
 void read_model(Checker& c, const toml::table* t, Config& cfg) {
@@ -1034,6 +1048,20 @@ void read_reroutes(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, b
     }
     if (!ok) continue;
     path.push_back(ti);
+    for (size_t h = 0; ok && h + 1 < path.size(); ++h) {
+      const std::string& a = cfg.datacenters[path[h]].name;
+      const std::string& b = cfg.datacenters[path[h + 1]].name;
+      const bool exists = std::any_of(cfg.links.begin(), cfg.links.end(), [&](const LinkConfig& l) {
+        return l.from == a && l.to == b;
+      });
+      if (!exists) {
+        c.fail(child(e, "via") ? child(e, "via") : e, p + ".via",
+               "the path crosses " + quote(a) + " -> " + quote(b) + ", which has no [[link]]",
+               "a path over links that exist (network.full_mesh = false leaves out unlisted pairs)");
+        ok = false;
+      }
+    }
+    if (!ok) continue;
     if (step_got == Got::ok && !seen.insert({ev.step, ev.from, ev.to}).second)
       c.fail(e, p, "the path " + quote(ev.from) + " -> " + quote(ev.to) + " is rerouted twice at step " +
                        std::to_string(ev.step),
@@ -1415,6 +1443,25 @@ void read_balance(Checker& c, const toml::table* t, BalanceConfig& b) {
   read_bool(c, t, "shares", p + "shares", b.shares);
 }
 
+// [control.paths]: link-state estimates and the MDP path selector's model.
+void read_paths(Checker& c, const toml::table* t, PathsConfig& q) {
+  const std::string p = "control.paths.";
+  read_int(c, t, "states", p + "states", 2, 16, q.states,
+           "an integer in [2, 16] (congestion levels of a link)");
+  read_number(c, t, "ewma_alpha", p + "ewma_alpha", q.ewma_alpha,
+              [](double x) { return x > 0 && x <= 1; }, "a number in (0, 1]");
+  read_int(c, t, "relays", p + "relays", 0, 64, q.relays,
+           "an integer in [0, 64] (candidate relay datacenters per pair)");
+  read_number(c, t, "switch_cost_ms", p + "switch_cost_ms", q.switch_cost_ms,
+              [](double x) { return x >= 0 && x <= 1e6; }, "a number in [0, 1e6] (milliseconds)");
+  read_number(c, t, "gamma", p + "gamma", q.gamma, [](double x) { return x >= 0 && x < 1; },
+              "a number in [0, 1) (discount)");
+  read_number(c, t, "epsilon_ms", p + "epsilon_ms", q.epsilon_ms,
+              [](double x) { return x > 0 && x <= 1e6; }, "a number in (0, 1e6] (milliseconds)");
+  read_number(c, t, "resolve_change", p + "resolve_change", q.resolve_change,
+              [](double x) { return x >= 0 && x <= 10; }, "a number in [0, 10] (relative)");
+}
+
 // The policy names themselves are checked against the registries one layer up
 // (validate/validate.cpp); here only their type and the scripted entries.
 void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bool steps_ok) {
@@ -1433,6 +1480,7 @@ void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bo
   read_switches(c, t, cfg, steps_ok);
   read_forecast(c, child_table(t, "forecast"), ct.forecast);
   read_balance(c, child_table(t, "balance"), ct.balance);
+  read_paths(c, child_table(t, "paths"), ct.paths);
 }
 
 // Config::where: the place of every table, array entry and value of the parsed document (after

@@ -43,7 +43,7 @@ Plan Controller::propose(std::vector<std::string>& details, Forecast& f) {
   f = forecaster_->forecast(view_);
   BalanceDecision b = balancer_->decide(view_, f);
   PathDecision p = paths_->choose(view_);
-  SyncDecision s = planner_->plan(view_, p.paths);
+  SyncDecision s = planner_->plan(view_, p);
   const OverlapDecision o = overlap_->decide(view_);
   details = {f.detail, b.detail, p.detail, s.detail, o.detail};
   Plan next;
@@ -52,6 +52,7 @@ Plan Controller::propose(std::vector<std::string>& details, Forecast& f) {
   next.splits = std::move(b.splits);
   next.shares = std::move(b.shares);
   next.paths = std::move(p.paths);
+  next.routes = std::move(p.routes);
   next.sync = std::move(s.plan);
   next.overlap = o.overlap;
   check_shape(next, view_.world());
@@ -118,7 +119,8 @@ std::optional<Plan> Controller::decide(int64_t at_step, int64_t effective_step,
   if (next.same_decisions(cur)) return std::nullopt;
   const bool changed[] = {false,  // forecasts are not decisions; the balancer acts on them
                           next.splits != cur.splits || next.shares != cur.shares,
-                          next.paths != cur.paths, !(next.sync == cur.sync),
+                          next.paths != cur.paths || next.routes != cur.routes,
+                          !(next.sync == cur.sync),
                           next.overlap != cur.overlap};
   const std::string names[] = {forecaster_->name(), balancer_->name(), paths_->name(),
                                planner_->name(), overlap_->name()};

@@ -7,7 +7,7 @@ class Direct final : public PathSelector {
  public:
   std::string name() const override { return "direct"; }
   PathDecision choose(const ControllerView& v) override {
-    return {direct_paths(v.world().num_dcs), "{}"};
+    return {direct_paths(v.world().num_dcs), {}, "{}"};
   }
 };
 }  // namespace

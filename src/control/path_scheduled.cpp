@@ -1,9 +1,11 @@
 // path_scheduled.cpp — path selector "scheduled": replays the [[control.reroute]] events of the
 // config. At step t the path from A to B is that of the latest event for (A, B) with step <= t
-// (A, its `via` DCs in order, B), else the direct link. For scripted scenarios and for testing
-// that relays change nothing but time.
+// (A, its `via` DCs in order, B), else the direct link — or, on a sparse graph where there is
+// none, the shortest path. For scripted scenarios and for testing that relays change nothing but
+// time.
 #include <sstream>
 
+#include "control/path_cost.hpp"
 #include "control/policies.hpp"
 
 namespace strait {
@@ -15,7 +17,10 @@ class Scheduled final : public PathSelector {
   PathDecision choose(const ControllerView& v) override {
     const World& w = v.world();
     const int n = w.num_dcs;
-    PathDecision d{direct_paths(n), ""};
+    PathDecision d{direct_paths(n), {}, ""};
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b)
+        if (a != b && !v.links().has_link(a, b)) d.paths[a * n + b] = fewest_hop_path(v.links(), a, b);
     std::ostringstream js;
     js << "{\"events\":[";
     bool first = true;

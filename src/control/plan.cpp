@@ -16,6 +16,11 @@ std::vector<char> encode(const Plan& p) {
   w.put(p.splits);
   w.put(p.shares);
   w.put(p.paths);
+  w.put<uint64_t>(p.routes.size());
+  for (const auto& rs : p.routes) {
+    w.put<uint64_t>(rs.size());
+    for (const auto& r : rs) w.put(r.path), w.put(r.fraction);
+  }
   encode(w, p.sync);
   w.put(static_cast<int32_t>(p.overlap));
   return w.take();
@@ -29,6 +34,11 @@ Plan decode_plan(const std::vector<char>& bytes) {
   r.get(p.splits);
   r.get(p.shares);
   r.get(p.paths);
+  p.routes.resize(r.get<uint64_t>());
+  for (auto& rs : p.routes) {
+    rs.resize(r.get<uint64_t>());
+    for (auto& x : rs) r.get(x.path), r.get(x.fraction);
+  }
   decode(r, p.sync);
   const auto o = r.get<int32_t>();
   if (o != 0 && o != 1) throw std::runtime_error("decision record: unknown overlap mode");
@@ -57,7 +67,17 @@ std::string to_json(const Plan& p) {
     js << "]";
     first = false;
   }
-  js << "],\"sync\":" << to_json(p.sync) << ",\"overlap\":\"" << to_string(p.overlap) << "\"}";
+  js << "]";
+  bool any = false;
+  for (size_t k = 0; k < p.routes.size(); ++k)
+    for (const auto& rt : p.routes[k]) {
+      js << (any ? "," : ",\"routes\":[") << "{\"path\":[";
+      for (size_t i = 0; i < rt.path.size(); ++i) js << (i ? "," : "") << rt.path[i];
+      js << "],\"fraction\":" << rt.fraction << "}";
+      any = true;
+    }
+  if (any) js << "]";
+  js << ",\"sync\":" << to_json(p.sync) << ",\"overlap\":\"" << to_string(p.overlap) << "\"}";
   return js.str();
 }
 

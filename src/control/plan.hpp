@@ -2,7 +2,8 @@
 // broadcast to every rank and traced as a whole. A Plan is in force from `effective` on, until
 // the next one; every rank applies it at the same step boundary:
 //   splits, shares  (balancer)        → re-split inside DCs, batch apportioned across DCs
-//   paths           (path selector)   → the DC path of every inter-DC transfer
+//   paths, routes   (path selector)   → the DC path of every inter-DC transfer, or for some pairs
+//                                       several paths sharing its bytes
 //   sync            (sync planner)    → the strategy and its plan (sync/plan.hpp)
 //   overlap         (overlap scheduler) → whether a step's sync overlaps the next step's compute
 #pragma once
@@ -29,13 +30,14 @@ struct Plan {
   std::vector<std::vector<double>> splits;  // per DC: split fractions of its ranks
   std::vector<double> shares;               // per DC: share of the global batch
   Paths paths;                              // per ordered DC pair
+  Routes routes;                            // per ordered pair: multi-path splits (empty: none)
   SyncPlan sync;
   Overlap overlap = Overlap::sequential;
 
   // The same decisions (ignores when it was made and from when it applies).
   bool same_decisions(const Plan& o) const {
-    return splits == o.splits && shares == o.shares && paths == o.paths && sync == o.sync &&
-           overlap == o.overlap;
+    return splits == o.splits && shares == o.shares && paths == o.paths && routes == o.routes &&
+           sync == o.sync && overlap == o.overlap;
   }
 };
 

@@ -38,7 +38,7 @@ constexpr int kRelays = 6;
 class Blp final : public SyncPlanner {
  public:
   std::string name() const override { return "blp"; }
-  SyncDecision plan(const ControllerView& v, const Paths&) override {
+  SyncDecision plan(const ControllerView& v, const PathDecision&) override {
     LinkBeliefs b = believed_links(v);
     if (made_on_ && close_beliefs(b, *made_on_, kReplanChange)) return last_;
     last_ = decide(v.world(), b);

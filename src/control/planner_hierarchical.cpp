@@ -7,7 +7,7 @@ namespace {
 class Hierarchical final : public SyncPlanner {
  public:
   std::string name() const override { return "hierarchical"; }
-  SyncDecision plan(const ControllerView&, const Paths&) override {
+  SyncDecision plan(const ControllerView&, const PathDecision&) override {
     SyncDecision d;
     d.plan.strategy = "hierarchical";
     return d;

@@ -11,7 +11,7 @@ namespace {
 class MpiAllreduce final : public SyncPlanner {
  public:
   std::string name() const override { return "mpi-allreduce"; }
-  SyncDecision plan(const ControllerView&, const Paths&) override {
+  SyncDecision plan(const ControllerView&, const PathDecision&) override {
     SyncDecision d;
     d.plan.strategy = "mpi-allreduce";
     d.detail = "{\"note\":\"MPI_Allreduce among the gateways; no prediction\"}";

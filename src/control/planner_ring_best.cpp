@@ -75,7 +75,8 @@ std::vector<int> best_ring(int n, const std::vector<double>& cost) {
 class RingBest final : public SyncPlanner {
  public:
   std::string name() const override { return "ring-best"; }
-  SyncDecision plan(const ControllerView& v, const Paths& paths) override {
+  SyncDecision plan(const ControllerView& v, const PathDecision& chosen) override {
+    const Paths& paths = chosen.paths;
     const World& w = v.world();
     const LinkBeliefs b = believed_links(v);
     const int n = w.num_dcs;

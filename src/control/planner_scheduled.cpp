@@ -9,9 +9,9 @@ class Scheduled final : public SyncPlanner {
  public:
   explicit Scheduled(const Config& cfg) : sw_(cfg, "sync_planner", "hierarchical", make_sync_planner) {}
   std::string name() const override { return "scheduled"; }
-  SyncDecision plan(const ControllerView& v, const Paths& paths) override {
+  SyncDecision plan(const ControllerView& v, const PathDecision& chosen) override {
     std::string who;
-    SyncDecision d = sw_.at(v.effective_step(), who).plan(v, paths);
+    SyncDecision d = sw_.at(v.effective_step(), who).plan(v, chosen);
     d.detail = "{\"policy\":\"" + who + "\",\"detail\":" + d.detail + "}";
     return d;
   }

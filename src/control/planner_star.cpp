@@ -17,7 +17,9 @@ namespace {
 class Star final : public SyncPlanner {
  public:
   std::string name() const override { return "star"; }
-  SyncDecision plan(const ControllerView& v, const Paths& paths) override {
+  SyncDecision plan(const ControllerView& v, const PathDecision& chosen) override {
+    const Paths& paths = chosen.paths;
+    const Routes* routes = chosen.routes.empty() ? nullptr : &chosen.routes;
     const World& w = v.world();
     const LinkBeliefs b = believed_links(v);
     const int n = w.num_dcs;
@@ -26,13 +28,13 @@ class Star final : public SyncPlanner {
     std::ostringstream js;
     js << "{\"predicted_ms\":[";
     for (int hub = 0; hub < n; ++hub) {
-      const double t = owner_plan_seconds(b, star_plan(n, hub, paths), w.gradient_bytes) * w.time_scale;
+      const double t = owner_plan_seconds(b, star_plan(n, hub, paths, routes), w.gradient_bytes) * w.time_scale;
       js << (hub ? "," : "") << t * 1e3;
       if (t < best_s) best_s = t, best = hub;
     }
     js << "],\"hub\":\"" << w.dc_names[best] << "\",\"on\":\"" << b.source << "\"}";
     SyncDecision d;
-    d.plan = star_plan(n, best, paths);
+    d.plan = star_plan(n, best, paths, routes);
     d.plan.predicted_ms = n > 1 ? best_s * 1e3 : 0;
     d.detail = js.str();
     return d;

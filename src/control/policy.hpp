@@ -55,6 +55,7 @@ class Balancer {
 // Path selector: the DC path of every ordered pair.
 struct PathDecision {
   Paths paths;
+  Routes routes;  // pairs whose bytes several paths share (empty entries, or empty: none)
   std::string detail = "{}";
 };
 class PathSelector {
@@ -73,7 +74,8 @@ class SyncPlanner {
  public:
   virtual ~SyncPlanner() = default;
   virtual std::string name() const = 0;
-  virtual SyncDecision plan(const ControllerView& v, const Paths& paths) = 0;
+  // `chosen`: the paths (and multi-path routes) the path selector chose for the same step.
+  virtual SyncDecision plan(const ControllerView& v, const PathDecision& chosen) = 0;
 };
 
 // Overlap scheduler: sequential, or a step's sync overlapped with the next step's compute.

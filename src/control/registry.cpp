@@ -45,7 +45,17 @@ const Table<Balancer> kBalancers = {
 };
 const Table<PathSelector> kPathSelectors = {
     {"direct", make_direct_path_selector, "every transfer on its direct link"},
-    {"scheduled", make_scheduled_path_selector, "replays [[control.reroute]] entries"},
+    {"scheduled", make_scheduled_path_selector,
+     "replays [[control.reroute]] entries (shortest paths where no entry applies and no link is)"},
+    {"shortest", make_shortest_path_selector, "fewest hops, then least believed latency"},
+    {"widest", make_widest_path_selector,
+     "largest bottleneck of the last wire measurement (direct or up to two relays)"},
+    {"ewma-widest", make_ewma_widest_path_selector,
+     "largest bottleneck of the smoothed wire measurements ([control.paths] ewma_alpha)"},
+    {"mdp", make_mdp_path_selector,
+     "Markov decision process over link congestion states, value iteration ([control.paths])"},
+    {"oracle", make_oracle_path_selector,
+     "UPPER BOUND, not a method: the best path on the scenario's true link figures"},
 };
 const Table<SyncPlanner> kSyncPlanners = {
     {"hierarchical", make_hierarchical_planner,

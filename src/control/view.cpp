@@ -51,9 +51,18 @@ Clairvoyant::LinkTruth Clairvoyant::link(int src, int dst, double run_time_s) co
 ControllerView::ControllerView(World world, std::shared_ptr<const Scenario> scenario, Plan initial)
     : world_(std::move(world)), clairvoyant_(std::move(scenario)), plan_(std::move(initial)) {
   effective_ = plan_.effective;
+  const PathsConfig pc = world_.cfg ? world_.cfg->control.paths : PathsConfig{};
+  // The estimates are in run units, as measured: the configured priors scaled like the links
+  // the shaper enforces (capacity / time_scale, latency × time_scale).
+  std::vector<double> gbps = world_.link_gbps, lat = world_.link_latency_ms;
+  for (auto& g : gbps) g /= world_.time_scale;
+  for (auto& l : lat) l *= world_.time_scale;
+  links_ = LinkStates(world_.num_dcs, std::move(gbps), std::move(lat),
+                      LinkStates::Params{pc.states, pc.ewma_alpha});
 }
 
 void ControllerView::record(StepRecord r) {
+  links_.observe(r);
   history_.push_back(std::move(r));
   if (history_.size() > kHistory) history_.pop_front();
 }

@@ -3,6 +3,7 @@
 //   world()        the configured world (DCs, ranks, links as configured, model and batch sizes);
 //   history()      the completed steps: per-rank and per-link measurements, oldest first;
 //   plan()         the decision record in force;
+//   links()        what the controller believes of each link, learned from the measurements;
 //   effective_step() / run_time_s()  when a decision made now takes effect, and the clock;
 //   clairvoyant()  ORACLES ONLY: what the scenario will do (future loads and link capacities).
 //                  A real policy must never call it; oracle policies are labelled as upper
@@ -18,6 +19,7 @@
 
 #include "config/config.hpp"
 #include "control/plan.hpp"
+#include "control/link_state.hpp"
 #include "scenario/scenario.hpp"
 
 namespace strait {
@@ -122,6 +124,9 @@ class ControllerView {
   int64_t effective_step() const { return effective_; }
   double run_time_s() const { return now_s_; }
   const Clairvoyant& clairvoyant() const { return clairvoyant_; }
+  // What the controller believes of each link, learned from the history's wire measurements
+  // (link_state.hpp): the figures every real policy plans on.
+  const LinkStates& links() const { return links_; }
 
   // The controller's side.
   void record(StepRecord r);
@@ -133,6 +138,7 @@ class ControllerView {
  private:
   World world_;
   Clairvoyant clairvoyant_;
+  LinkStates links_;
   std::deque<StepRecord> history_;
   Plan plan_;
   int64_t effective_ = 0;

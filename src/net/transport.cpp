@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <climits>
 #include <stdexcept>
 #include <string>
@@ -385,24 +386,44 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
 void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sbytes, int dst,
                          void* rbuf, size_t rbytes, int src, int tag_base,
                          const std::vector<std::pair<int, int>>& all_pairs,
-                         const std::vector<size_t>& all_bytes, const Paths& paths) {
+                         const std::vector<size_t>& all_bytes, const Paths& paths,
+                         const Routes* routes) {
   std::vector<Transfer> xs;
   for (size_t i = 0; i < all_pairs.size(); ++i) {
     const auto [a, b] = all_pairs[i];
-    Transfer x;
-    x.path = paths.at(a * n_ + b);
-    x.bytes = all_bytes[i];
-    if (a == self && b == dst) {
-      STRAIT_CHECK(x.bytes == sbytes, "send size differs from the step's plan");
-      x.sbuf = sbuf;
+    const size_t bytes = all_bytes[i];
+    if (a == self && b == dst) STRAIT_CHECK(bytes == sbytes, "send size differs from the step's plan");
+    if (b == self && a == src) STRAIT_CHECK(bytes == rbytes, "receive size differs from the step's plan");
+    const bool split = routes && static_cast<int>(routes->size()) == n_ * n_ &&
+                       !(*routes)[a * n_ + b].empty();
+    const std::vector<Route>* rs = split ? &(*routes)[a * n_ + b] : nullptr;
+    const size_t parts = rs ? rs->size() : 1;
+    for (size_t r = 0; r < parts; ++r) {
+      const auto [lo, hi] = rs ? route_part(*rs, r, bytes) : std::pair<size_t, size_t>{0, bytes};
+      if (rs && hi == lo) continue;
+      Transfer x;
+      x.path = rs ? (*rs)[r].path : paths.at(a * n_ + b);
+      x.bytes = hi - lo;
+      if (a == self && b == dst) x.sbuf = static_cast<const char*>(sbuf) + lo;
+      if (b == self && a == src) x.rbuf = static_cast<char*>(rbuf) + lo;
+      xs.push_back(std::move(x));
     }
-    if (b == self && a == src) {
-      STRAIT_CHECK(x.bytes == rbytes, "receive size differs from the step's plan");
-      x.rbuf = rbuf;
-    }
-    xs.push_back(std::move(x));
   }
   execute(channel, self, xs, tag_base);
+}
+
+std::pair<size_t, size_t> route_part(const std::vector<Route>& routes, size_t r, size_t len) {
+  double before = 0;
+  for (size_t k = 0; k < r; ++k) before += std::max(0.0, routes[k].fraction);
+  auto at = [&](double f) {
+    return std::min(len, static_cast<size_t>(std::floor(f * static_cast<double>(len) + 1e-9)));
+  };
+  const size_t lo = r == 0 ? 0 : at(before);
+  if (!(routes[r].fraction > 0)) return {lo, lo};
+  bool last = true;
+  for (size_t k = r + 1; k < routes.size(); ++k) last = last && !(routes[k].fraction > 0);
+  const size_t hi = last ? len : at(before + routes[r].fraction);
+  return {lo, std::max(lo, hi)};
 }
 
 std::vector<LinkCounters> Transport::take_counters() {

@@ -53,6 +53,18 @@ struct Transfer {
 
 // A path per ordered pair of DCs (index src·n + dst; {src, ..., dst}; empty on the diagonal).
 using Paths = std::vector<std::vector<int>>;
+
+// One of the paths a flow takes, with its share of the flow's bytes (multi-path flows).
+struct Route {
+  std::vector<int> path;  // DC indices, front sends, back receives
+  double fraction = 1.0;  // of the flow's bytes
+  bool operator==(const Route&) const = default;
+};
+// Routes per ordered pair (index src·n + dst); an empty entry means the pair's single path.
+using Routes = std::vector<std::vector<Route>>;
+// [lo, hi) of route r's part of a flow of `len` units: cut points floor(prefix fraction · len),
+// the last route of positive fraction ends at len. Every rank cuts the same way.
+std::pair<size_t, size_t> route_part(const std::vector<Route>& routes, size_t r, size_t len);
 // Every pair direct.
 Paths direct_paths(int num_dcs);
 
@@ -81,10 +93,12 @@ class Transport {
   // One ring step: send to dst_dc and receive from src_dc, each over its path in `paths`.
   // Every gateway calls it with the same (paths, tag_base); `all_pairs` lists every (from, to)
   // of the step so that relays know their roles.
+  // A pair with routes in `routes` (when given) splits its bytes among them.
   void exchange(MPI_Comm channel, int self_dc, const void* sbuf, size_t sbytes, int dst_dc,
                 void* rbuf, size_t rbytes, int src_dc, int tag_base,
                 const std::vector<std::pair<int, int>>& all_pairs,
-                const std::vector<size_t>& all_bytes, const Paths& paths);
+                const std::vector<size_t>& all_bytes, const Paths& paths,
+                const Routes* routes = nullptr);
   // Throws std::invalid_argument unless paths has one path per ordered pair, each running from
   // its source to its destination over links that exist, without repeating a DC.
   void check_paths(const Paths& paths) const;

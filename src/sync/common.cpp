@@ -103,7 +103,7 @@ void sync_through_gateways(ParamSet<float>& ps, SyncChannel& ch, const SyncInput
 }
 
 void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Transport& tr,
-                    const Paths& paths, const std::vector<int>& order) {
+                    const Paths& paths, const std::vector<int>& order, const Routes* routes) {
   const int N = t.num_dcs;
   if (N <= 1) return;
   // Positions on the ring: DC at(p) sits at position p; with no order, position = DC index.
@@ -127,7 +127,7 @@ void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Tr
     const int sc = ((r - k) % N + N) % N, rc = ((r - k - 1) % N + N) % N;
     for (int i = 0; i < N; ++i) bytes[i] = len(((i - k) % N + N) % N) * sizeof(float);
     tr.exchange(ch.gateways, t.dc, buf + lo(sc), len(sc) * sizeof(float), next, ch.ring.data(),
-                len(rc) * sizeof(float), prev, 2 * k, pairs, bytes, paths);
+                len(rc) * sizeof(float), prev, 2 * k, pairs, bytes, paths, routes);
     float* dst = buf + lo(rc);
     for (size_t i = 0; i < len(rc); ++i) dst[i] += ch.ring[i];
   }
@@ -136,7 +136,7 @@ void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Tr
     const int sc = ((r + 1 - k) % N + N) % N, rc = ((r - k) % N + N) % N;
     for (int i = 0; i < N; ++i) bytes[i] = len(((i + 1 - k) % N + N) % N) * sizeof(float);
     tr.exchange(ch.gateways, t.dc, buf + lo(sc), len(sc) * sizeof(float), next, buf + lo(rc),
-                len(rc) * sizeof(float), prev, 2 * k + 1, pairs, bytes, paths);
+                len(rc) * sizeof(float), prev, 2 * k + 1, pairs, bytes, paths, routes);
   }
 }
 

@@ -16,7 +16,7 @@ void HierarchicalSync::sync(ParamSet<float>& ps, SyncChannel& ch, const SyncInpu
   sync_through_gateways(ps, ch, in, tr,
                         [](float* buf, size_t n, SyncChannel& c, const SyncInput& i, Transport& t) {
                           ring_allreduce(buf, n, c, *i.topo, t, *i.paths,
-                                         i.plan ? i.plan->ring : kIndexOrder);
+                                         i.plan ? i.plan->ring : kIndexOrder, i.routes);
                         });
 }
 

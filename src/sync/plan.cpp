@@ -45,17 +45,22 @@ void check_routes(const std::vector<Route>& rs, int from, int to, int n, const c
 
 }  // namespace
 
-SyncPlan star_plan(int n, int hub, const Paths& paths) {
+SyncPlan star_plan(int n, int hub, const Paths& paths, const Routes* routes) {
   SyncPlan p;
   p.strategy = "owners";
   p.owner_fraction.assign(n, 0.0);
   p.owner_fraction[hub] = 1.0;
   p.reduce.assign(static_cast<size_t>(n) * n, {});
   p.broadcast.assign(static_cast<size_t>(n) * n, {});
+  auto routes_of = [&](int a, int b) {
+    if (routes && static_cast<int>(routes->size()) == n * n && !(*routes)[a * n + b].empty())
+      return (*routes)[a * n + b];
+    return std::vector<Route>{Route{paths.at(a * n + b), 1.0}};
+  };
   for (int d = 0; d < n; ++d) {
     if (d == hub) continue;
-    p.reduce[d * n + hub] = {Route{paths.at(d * n + hub), 1.0}};
-    p.broadcast[hub * n + d] = {Route{paths.at(hub * n + d), 1.0}};
+    p.reduce[d * n + hub] = routes_of(d, hub);
+    p.broadcast[hub * n + d] = routes_of(hub, d);
   }
   return p;
 }
@@ -108,11 +113,6 @@ std::pair<size_t, size_t> owner_slice(const SyncPlan& p, int owner, size_t n) {
   return cut(p.owner_fraction, static_cast<size_t>(owner), n);
 }
 
-std::pair<size_t, size_t> route_part(const std::vector<Route>& routes, size_t r, size_t len) {
-  std::vector<double> f;
-  for (const auto& x : routes) f.push_back(x.fraction);
-  return cut(f, r, len);
-}
 
 namespace {
 void encode_routes(wire::Writer& w, const std::vector<std::vector<Route>>& v) {

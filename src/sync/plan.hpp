@@ -18,12 +18,6 @@
 
 namespace strait {
 
-struct Route {
-  std::vector<int> path;  // DC indices, front sends, back receives
-  double fraction = 1.0;  // of the flow's bytes
-  bool operator==(const Route&) const = default;
-};
-
 struct SyncPlan {
   std::string strategy = "hierarchical";
   std::vector<double> owner_fraction;         // per DC, summing to 1 (owner plans)
@@ -39,7 +33,8 @@ struct SyncPlan {
 };
 
 // An owner plan that reduces everything at `hub`, over `paths` (a star; parameter server).
-SyncPlan star_plan(int num_dcs, int hub, const Paths& paths);
+// Pairs with routes in `routes` (when given) send over them instead of their single path.
+SyncPlan star_plan(int num_dcs, int hub, const Paths& paths, const Routes* routes = nullptr);
 
 // Throws std::invalid_argument naming what is wrong: fractions that are negative or do not sum
 // to 1, missing routes for an owner with a non-empty slice, route fractions that do not sum to
@@ -54,8 +49,7 @@ std::vector<const std::vector<int>*> route_paths(const SyncPlan& p);
 // [lo, hi) of owner j's slice of an n-element vector: floor(prefix · n), the last one ends at n.
 // Every rank computes the same cut from the same plan.
 std::pair<size_t, size_t> owner_slice(const SyncPlan& p, int owner, size_t n);
-// [lo, hi) of route r's part of `len` elements (same rule over the route fractions).
-std::pair<size_t, size_t> route_part(const std::vector<Route>& routes, size_t r, size_t len);
+// (route_part, which cuts a flow among its routes the same way, is in net/transport.hpp.)
 
 void encode(wire::Writer& w, const SyncPlan& p);
 void decode(wire::Reader& r, SyncPlan& p);

@@ -51,6 +51,7 @@ struct SyncInput {
   const std::vector<Layout>* dc_layouts = nullptr;  // the layout of every rank of this DC
   double weight = 1.0;                               // this DC's share of the global batch
   const Paths* paths = nullptr;                      // inter-DC path per ordered pair
+  const Routes* routes = nullptr;                    // multi-path pairs (null or empty: none)
   const SyncPlan* plan = nullptr;                    // the planner's plan
 };
 
@@ -81,7 +82,8 @@ void scatter_full_from_gateway(SyncChannel& ch, const SyncInput& in);
 // each ring hop takes its path in `paths`. `order` lists the DCs in ring order (plan.hpp's
 // SyncPlan::ring); empty = 0, 1, ..., n−1.
 void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Transport& tr,
-                    const Paths& paths, const std::vector<int>& order = {});
+                    const Paths& paths, const std::vector<int>& order = {},
+                    const Routes* routes = nullptr);
 // Sum-allreduce of buf among gateways by an owner plan (plan.hpp): every DC sends its part of
 // slice j to owner j, which sums the DCs' parts in DC order and sends the sum back.
 void owner_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Transport& tr,

@@ -102,7 +102,7 @@ void Run::emulate(Work& w) {
 }
 
 SyncInput Run::sync_input(double weight, const Plan& plan) const {
-  return SyncInput{&topo_, &layouts_, weight, &plan.paths, &plan.sync};
+  return SyncInput{&topo_, &layouts_, weight, &plan.paths, &plan.routes, &plan.sync};
 }
 
 SyncStrategy& Run::strategy(const std::string& name) {

@@ -42,6 +42,26 @@ bool has(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+// "direct" sends every pair over its own link: on a sparse graph (network.full_mesh = false)
+// some pair has none.
+void check_direct_paths(const Config& cfg, Errors& e) {
+  if (cfg.control.path_selector != "direct") return;
+  for (const auto& a : cfg.datacenters)
+    for (const auto& b : cfg.datacenters) {
+      if (a.name == b.name) continue;
+      const bool link = std::any_of(cfg.links.begin(), cfg.links.end(), [&](const LinkConfig& l) {
+        return l.from == a.name && l.to == b.name;
+      });
+      if (link) continue;
+      e.add("control.path_selector", "control.path_selector",
+            "\"direct\" needs a [[link]] for every pair, and there is none from " + quote(a.name) +
+                " to " + quote(b.name),
+            "a path selector that routes over the graph (shortest, widest, ewma-widest, mdp, "
+            "scheduled) or a [[link]] for every pair");
+      return;
+    }
+}
+
 // Every slot's policy is a registered name (src/control/registry.cpp).
 void check_policies(const Config& cfg, Errors& e) {
   const ControlConfig& ct = cfg.control;
@@ -200,6 +220,7 @@ Config load_valid_config(const std::string& path, const std::vector<std::string>
   check_splits(cfg, e);
   check_size(cfg, e);
   check_policies(cfg, e);
+  check_direct_paths(cfg, e);
   check_switches(cfg, e);
   check_forecast(cfg, e);
   check_unshaped_planners(cfg, e);

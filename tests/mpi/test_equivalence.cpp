@@ -247,6 +247,26 @@ TEST(Equivalence, StarSyncPlan) {
   expect_matches_reference(run_on_prefix(cfg), reference(20, 1));
 }
 
+// A line of three DCs (a – b – c, no link between a and c): the ring's hops between a and c
+// are relayed through b, by the shortest-path selector and by the MDP one (over a Markov-
+// congested link), and the losses still follow the single-rank run.
+TEST(Equivalence, SparseLineOfThreeDcs) {
+  const std::string line =
+      "[[datacenter]]\nname = \"a\"\nranks = 1\n"
+      "[[datacenter]]\nname = \"b\"\nranks = 2\n"
+      "[[datacenter]]\nname = \"c\"\nranks = 1\n"
+      "[network]\nfull_mesh = false\ndefault_capacity_gbps = 0.5\ndefault_latency_ms = 2\n"
+      "[[link]]\nfrom = \"a\"\nto = \"b\"\n[[link]]\nfrom = \"b\"\nto = \"a\"\n"
+      "[[link]]\nfrom = \"b\"\nto = \"c\"\nmarkov_factors = [1.0, 0.2]\n"
+      "markov_transition = [[0.7, 0.3], [0.4, 0.6]]\nmarkov_dwell_s = 0.02\n"
+      "[[link]]\nfrom = \"c\"\nto = \"b\"\n";
+  for (const char* selector : {"shortest", "mdp", "widest"}) {
+    Config cfg = load(std::string("line_") + selector,
+                      base_toml(20, 1) + line + "[control]\npath_selector = \"" + selector + "\"\n");
+    expect_matches_reference(run_on_prefix(cfg), reference(20, 1));
+  }
+}
+
 namespace {
 // Three DCs of 1/2/3 ranks with uneven batch shares (as StarSyncPlan), links of uneven
 // capacity: a→b is narrow, so an LP routes part of its bytes through c; short latencies, so

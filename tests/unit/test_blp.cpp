@@ -97,7 +97,7 @@ ControllerView view_of(const BlpGraph& g, double time_scale = 1) {
   return ControllerView(std::move(w), nullptr, Plan{});
 }
 
-Paths direct(int n) { return direct_paths(n); }
+PathDecision direct(int n) { return PathDecision{direct_paths(n), {}, "{}"}; }
 
 }  // namespace
 
@@ -309,14 +309,14 @@ TEST(RingBest, FindsTheBestOrderOfEveryPermutation) {
     const int n = 6;
     const BlpGraph g = random_mesh(n, 100 + seed);
     const ControllerView v = view_of(g);
-    const Paths paths = direct(n);
+    const PathDecision paths = direct(n);
     const SyncDecision d = make_sync_planner("ring-best", Config{})->plan(v, paths);
     EXPECT_EQ(d.plan.strategy, "hierarchical");
     EXPECT_NO_THROW(check_ring(d.plan, n));
     std::vector<int> perm(n);
     std::iota(perm.begin(), perm.end(), 0);
     double best = 1e300;
-    do best = std::min(best, ring_seconds(believed_links(v), perm, paths, S));
+    do best = std::min(best, ring_seconds(believed_links(v), perm, paths.paths, S));
     while (std::next_permutation(perm.begin() + 1, perm.end()));
     EXPECT_NEAR(d.plan.predicted_ms, best * 1e3, 1e-9 * best * 1e3) << d.detail;
   }
@@ -329,7 +329,7 @@ TEST(RingBest, AvoidsTheSlowHopsOfTheIndexOrder) {
   const ControllerView v = view_of(g);
   const SyncDecision d = make_sync_planner("ring-best", Config{})->plan(v, direct(4));
   EXPECT_EQ(d.plan.ring, (std::vector<int>{0, 3, 2, 1})) << d.detail;
-  EXPECT_LT(d.plan.predicted_ms, ring_seconds(believed_links(v), {}, direct(4), S) * 1e3 / 5);
+  EXPECT_LT(d.plan.predicted_ms, ring_seconds(believed_links(v), {}, direct(4).paths, S) * 1e3 / 5);
   // Homogeneous: the index order is as good as any and is kept (the plan is hierarchical's).
   const SyncDecision h =
       make_sync_planner("ring-best", Config{})->plan(view_of(mesh(4, 1.0, 10)), direct(4));

@@ -1,0 +1,74 @@
+// link_state.hpp — what the controller believes about each directed link, learned online from
+// the wire measurements of completed steps (view.history() links: docs/trace.md /links). Per link:
+//   capacity   the streaming rate measured at the wire (stream_gbps: a flow's bytes after its
+//              first chunk over first-to-last arrival), last value and an EWMA; before the first
+//              measurement, the configured capacity (the prior, named so);
+//   latency    one-way latency from small messages (controller replies and reports), EWMA; the
+//              configured latency before the first sample;
+//   state      the congestion level: the last measured capacity over the link's nominal (its
+//              configured capacity at the start), cut into `states` equal bins of (0, 1] — bin 0
+//              the most congested, the last bin for "at or above nominal";
+//   chain      transition counts between the states of consecutive measured steps, with Laplace
+//              smoothing (one pseudo-count per cell), and each state's mean measured capacity;
+//   belief     the state distribution now: the last measured state propagated by the chain over
+//              the steps since, so an unused link's recovery is predicted rather than assumed.
+// Units: Gbit/s and ms of the run (what the wire delivers: with network.time_scale s, the
+// configured priors enter as capacity / s and latency · s). Nothing here reads the scenario.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strait {
+
+struct StepRecord;
+
+class LinkStates {
+ public:
+  struct Params {
+    int states = 4;          // congestion levels
+    double ewma_alpha = 0.3; // weight of the newest measurement
+  };
+  LinkStates() = default;
+  // n DCs; configured capacity (0 = no link) and latency per ordered pair.
+  LinkStates(int n, std::vector<double> configured_gbps, std::vector<double> configured_latency_ms,
+             Params p);
+
+  // A completed step's link measurements (record.links). Links that carried no multi-chunk flow
+  // keep their estimates; their belief drifts by the chain.
+  void observe(const StepRecord& r);
+
+  int n() const { return n_; }
+  int states() const { return p_.states; }
+  bool has_link(int s, int d) const { return nominal_[s * n_ + d] > 0; }
+  bool measured(int s, int d) const { return last_step_[s * n_ + d] >= 0; }
+  double nominal_gbps(int s, int d) const { return nominal_[s * n_ + d]; }
+  double last_gbps(int s, int d) const;     // last measurement (the prior before one)
+  double ewma_gbps(int s, int d) const;     // smoothed (the prior before a measurement)
+  double latency_ms(int s, int d) const;    // smoothed one-way latency (the prior before a sample)
+  int last_state(int s, int d) const;       // state of the last measurement (top state before one)
+  int64_t last_measured_step(int s, int d) const { return last_step_[s * n_ + d]; }
+  // The state bin of a capacity on this link.
+  int state_of(int s, int d, double gbps) const;
+  // Smoothed transition matrix, row-major states × states: P[i·K + j] = P(next j | now i).
+  std::vector<double> transition(int s, int d) const;
+  // Mean measured capacity in each state (the bin's midpoint × nominal where never seen).
+  std::vector<double> state_gbps(int s, int d) const;
+  // The state distribution at step `at` (>= the last measured step): the last state propagated.
+  std::vector<double> belief(int s, int d, int64_t at) const;
+  // How many measured transitions the chain of a link has seen.
+  int64_t transitions_seen(int s, int d) const { return seen_[s * n_ + d]; }
+
+ private:
+  int n_ = 0;
+  Params p_;
+  std::vector<double> nominal_, latency_prior_;
+  std::vector<double> last_, ewma_, lat_;
+  std::vector<bool> lat_seen_;
+  std::vector<int64_t> last_step_, seen_;
+  std::vector<int> last_state_;
+  std::vector<std::vector<double>> counts_;      // per link: K×K transition counts
+  std::vector<std::vector<double>> sum_, num_;   // per link and state: sum and count of gbps
+};
+
+}  // namespace strait

@@ -1,0 +1,110 @@
+// mdp.cpp — value and policy iteration (see mdp.hpp).
+#include "control/mdp.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace strait {
+
+namespace {
+void check(int S, int A, const std::vector<double>& cost, double gamma) {
+  if (S <= 0 || A <= 0 || cost.size() != static_cast<size_t>(S) * A)
+    throw std::invalid_argument("mdp: cost must have S·A entries");
+  if (!(gamma >= 0 && gamma < 1)) throw std::invalid_argument("mdp: gamma must be in [0, 1)");
+}
+}  // namespace
+
+MdpSolution value_iteration(int S, int A, const std::vector<double>& cost, const MdpExpect& expect,
+                            double gamma, double epsilon, int max_iterations) {
+  check(S, A, cost, gamma);
+  if (!(epsilon > 0)) throw std::invalid_argument("mdp: epsilon must be > 0");
+  MdpSolution sol;
+  sol.value.assign(S, 0.0);
+  sol.policy.assign(S, 0);
+  // With γ = 0 one sweep is exact; otherwise the ε(1−γ)/(2γ) rule.
+  const double stop = gamma > 0 ? epsilon * (1 - gamma) / (2 * gamma) : 0.0;
+  std::vector<std::vector<double>> ev(A, std::vector<double>(S));
+  std::vector<double> next(S);
+  for (int it = 1; it <= max_iterations; ++it) {
+    for (int a = 0; a < A; ++a) expect(a, sol.value, ev[a]);
+    double delta = 0;
+    for (int s = 0; s < S; ++s) {
+      double best = 1e300;
+      int arg = 0;
+      for (int a = 0; a < A; ++a) {
+        const double q = cost[static_cast<size_t>(s) * A + a] + gamma * ev[a][s];
+        if (q < best - 1e-12) best = q, arg = a;  // ties: the lower action
+      }
+      next[s] = best;
+      sol.policy[s] = arg;
+      delta = std::max(delta, std::fabs(best - sol.value[s]));
+    }
+    sol.value.swap(next);
+    sol.iterations = it;
+    sol.residual = delta;
+    if (delta <= stop) break;
+  }
+  // The greedy policy of the final values (what the stopping rule bounds).
+  for (int a = 0; a < A; ++a) expect(a, sol.value, ev[a]);
+  for (int s = 0; s < S; ++s) {
+    double best = 1e300;
+    for (int a = 0; a < A; ++a) {
+      const double q = cost[static_cast<size_t>(s) * A + a] + gamma * ev[a][s];
+      if (q < best - 1e-12) best = q, sol.policy[s] = a;
+    }
+  }
+  return sol;
+}
+
+MdpExpect explicit_expect(const std::vector<std::vector<double>>& P, int S) {
+  return [&P, S](int a, const std::vector<double>& V, std::vector<double>& out) {
+    out.assign(S, 0.0);
+    for (int s = 0; s < S; ++s)
+      for (int t = 0; t < S; ++t) out[s] += P[a][static_cast<size_t>(s) * S + t] * V[t];
+  };
+}
+
+std::vector<double> evaluate_policy(int S, int A, const std::vector<double>& cost,
+                                    const std::vector<std::vector<double>>& P, double gamma,
+                                    const std::vector<int>& policy) {
+  check(S, A, cost, gamma);
+  Eigen::MatrixXd M = Eigen::MatrixXd::Identity(S, S);
+  Eigen::VectorXd c(S);
+  for (int s = 0; s < S; ++s) {
+    const int a = policy[s];
+    c(s) = cost[static_cast<size_t>(s) * A + a];
+    for (int t = 0; t < S; ++t) M(s, t) -= gamma * P[a][static_cast<size_t>(s) * S + t];
+  }
+  const Eigen::VectorXd v = M.partialPivLu().solve(c);
+  return std::vector<double>(v.data(), v.data() + S);
+}
+
+MdpSolution policy_iteration(int S, int A, const std::vector<double>& cost,
+                             const std::vector<std::vector<double>>& P, double gamma) {
+  check(S, A, cost, gamma);
+  MdpSolution sol;
+  sol.policy.assign(S, 0);
+  const MdpExpect expect = explicit_expect(P, S);
+  std::vector<std::vector<double>> ev(A);
+  for (int it = 1; it <= 10000; ++it) {
+    sol.value = evaluate_policy(S, A, cost, P, gamma, sol.policy);
+    for (int a = 0; a < A; ++a) expect(a, sol.value, ev[a]);
+    bool stable = true;
+    for (int s = 0; s < S; ++s) {
+      int arg = sol.policy[s];
+      double best = cost[static_cast<size_t>(s) * A + arg] + gamma * ev[arg][s];
+      for (int a = 0; a < A; ++a) {
+        const double q = cost[static_cast<size_t>(s) * A + a] + gamma * ev[a][s];
+        if (q < best - 1e-9) best = q, arg = a;  // change only on a strict improvement
+      }
+      if (arg != sol.policy[s]) stable = false, sol.policy[s] = arg;
+    }
+    sol.iterations = it;
+    if (stable) break;
+  }
+  return sol;
+}
+
+}  // namespace strait

@@ -1,0 +1,40 @@
+// mdp.hpp — finite Markov decision processes with costs, solved for a policy that minimises the
+// expected discounted cost. Used by the MDP path selector (path_mdp.cpp), whose state space is a
+// product of per-link congestion chains: the solver therefore takes the expectation over next
+// states as a function (the caller contracts its factored transition model), and an explicit
+// form for small problems and tests.
+//   value iteration   V ← min_a [ c(s,a) + γ · E_a V (s) ], stopped when ‖V_{k+1} − V_k‖∞ <
+//                     ε(1−γ)/(2γ): the greedy policy of the result is then ε-optimal (Puterman,
+//                     Markov Decision Processes, 1994, Thm 6.3.1);
+//   policy iteration  exact evaluation of each policy (Eigen LU of I − γP_π), then improvement,
+//                     until the policy is stable (explicit transition matrices only).
+#pragma once
+#include <functional>
+#include <vector>
+
+namespace strait {
+
+struct MdpSolution {
+  std::vector<int> policy;    // per state: the action
+  std::vector<double> value;  // per state: expected discounted cost from there
+  int iterations = 0;
+  double residual = 0;        // last ‖V_{k+1} − V_k‖∞ (value iteration)
+};
+
+// E_a V: out[s] = Σ_{s'} P(s' | s, a) · V[s'].
+using MdpExpect = std::function<void(int action, const std::vector<double>& V, std::vector<double>& out)>;
+
+// S states, A actions, cost[s·A + a]; 0 <= γ < 1, ε > 0.
+MdpSolution value_iteration(int S, int A, const std::vector<double>& cost, const MdpExpect& expect,
+                            double gamma, double epsilon, int max_iterations = 1000000);
+
+// P[a] is S×S row-major: P[a][s·S + s'].
+MdpExpect explicit_expect(const std::vector<std::vector<double>>& P, int S);
+MdpSolution policy_iteration(int S, int A, const std::vector<double>& cost,
+                             const std::vector<std::vector<double>>& P, double gamma);
+// The discounted cost of a fixed policy (exact, Eigen).
+std::vector<double> evaluate_policy(int S, int A, const std::vector<double>& cost,
+                                    const std::vector<std::vector<double>>& P, double gamma,
+                                    const std::vector<int>& policy);
+
+}  // namespace strait

@@ -1,0 +1,102 @@
+// path_cost.cpp — pair traffic, candidate paths and their predicted times (see path_cost.hpp).
+#include "control/path_cost.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace strait {
+
+std::vector<PairTraffic> pair_traffic(const Plan& plan, const World& w) {
+  const int n = w.num_dcs;
+  std::vector<PairTraffic> t(static_cast<size_t>(n) * n);
+  if (n < 2) return t;
+  const double S = w.gradient_bytes;
+  if (plan.sync.strategy == "hierarchical") {
+    std::vector<int> order = plan.sync.ring;
+    if (order.empty()) {
+      order.resize(n);
+      std::iota(order.begin(), order.end(), 0);
+    }
+    // Reduce-scatter and allgather: 2(N−1) rounds of S/N bytes to the next DC on the ring.
+    for (int i = 0; i < n; ++i) {
+      PairTraffic& p = t[order[i] * n + order[(i + 1) % n]];
+      p.bytes += 2.0 * (n - 1) * S / n;
+      p.messages += 2 * (n - 1);
+    }
+  } else if (plan.sync.strategy == "owners" &&
+             static_cast<int>(plan.sync.owner_fraction.size()) == n) {
+    for (int j = 0; j < n; ++j) {
+      const double slice = plan.sync.owner_fraction[j] * S;
+      if (slice <= 0) continue;
+      for (int d = 0; d < n; ++d) {
+        if (d == j) continue;
+        t[d * n + j].bytes += slice, t[d * n + j].messages += 1;  // reduce
+        t[j * n + d].bytes += slice, t[j * n + d].messages += 1;  // broadcast
+      }
+    }
+  }
+  return t;
+}
+
+std::vector<std::vector<int>> simple_paths(const LinkStates& ls, int s, int d, int max_relays) {
+  const int n = ls.n();
+  std::vector<std::vector<int>> out;
+  if (ls.has_link(s, d)) out.push_back({s, d});
+  // Depth-first over relays, by hops: one relay, then two, ...
+  for (int relays = 1; relays <= max_relays; ++relays) {
+    std::vector<int> path{s};
+    std::function<void()> extend = [&] {
+      const int at = path.back();
+      if (static_cast<int>(path.size()) == relays + 1) {
+        if (ls.has_link(at, d)) {
+          path.push_back(d);
+          out.push_back(path);
+          path.pop_back();
+        }
+        return;
+      }
+      for (int k = 0; k < n; ++k) {
+        if (k == d || std::find(path.begin(), path.end(), k) != path.end() || !ls.has_link(at, k))
+          continue;
+        path.push_back(k);
+        extend();
+        path.pop_back();
+      }
+    };
+    extend();
+  }
+  return out;
+}
+
+std::vector<int> fewest_hop_path(const LinkStates& ls, int s, int d) {
+  const int n = ls.n();
+  for (int relays = 0; relays < n - 1; ++relays) {
+    const auto all = simple_paths(ls, s, d, relays);
+    std::vector<int> best;
+    double best_lat = 1e300;
+    for (const auto& p : all) {
+      if (static_cast<int>(p.size()) != relays + 2) continue;
+      double lat = 0;
+      for (size_t h = 0; h + 1 < p.size(); ++h) lat += ls.latency_ms(p[h], p[h + 1]);
+      if (lat < best_lat) best_lat = lat, best = p;
+    }
+    if (!best.empty()) return best;
+  }
+  return {};
+}
+
+double bottleneck_gbps(const std::vector<int>& path, const LinkFigure& gbps) {
+  double b = 1e300;
+  for (size_t h = 0; h + 1 < path.size(); ++h) b = std::min(b, gbps(path[h], path[h + 1]));
+  return b;
+}
+
+double path_ms(const std::vector<int>& path, const PairTraffic& t, const LinkFigure& gbps,
+               const LinkFigure& latency_ms) {
+  double lat = 0;
+  for (size_t h = 0; h + 1 < path.size(); ++h) lat += latency_ms(path[h], path[h + 1]);
+  const double cap = std::max(1e-12, bottleneck_gbps(path, gbps));
+  return t.messages * lat + t.bytes * 8 / (cap * 1e6);
+}
+
+}  // namespace strait

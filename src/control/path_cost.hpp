@@ -1,0 +1,39 @@
+// path_cost.hpp — what the path selectors share: the traffic the sync plan in force puts on
+// each ordered DC pair, the candidate paths of a pair, and the predicted time of that traffic
+// on a path. The model: a pair's `messages` messages cross the path one after another (ring
+// rounds), each paying the path's latency once (chunks pipeline through relays), and its bytes
+// are carried at the path's bottleneck rate.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "control/link_state.hpp"
+#include "control/plan.hpp"
+#include "control/view.hpp"
+
+namespace strait {
+
+struct PairTraffic {
+  double bytes = 0;  // per step
+  int messages = 0;  // sequential messages (rounds) per step
+};
+
+// Per ordered pair (src·n + dst): the traffic of the current plan's sync strategy — the ring's
+// neighbours (in its order) for hierarchical, owners' reduce and broadcast flows for owner
+// plans, nothing for strategies that do not use the transport's paths (mpi-allreduce).
+std::vector<PairTraffic> pair_traffic(const Plan& plan, const World& w);
+
+// Simple paths from s to d over existing links with at most `max_relays` relays (direct first,
+// then by hops, then DC order).
+std::vector<std::vector<int>> simple_paths(const LinkStates& ls, int s, int d, int max_relays);
+// A path with the fewest hops (ties: the smaller sum of believed latencies); empty when none.
+std::vector<int> fewest_hop_path(const LinkStates& ls, int s, int d);
+
+// Predicted milliseconds of `t` on `path`, with per-link capacity (Gbit/s) and latency (ms).
+using LinkFigure = std::function<double(int src, int dst)>;
+double path_ms(const std::vector<int>& path, const PairTraffic& t, const LinkFigure& gbps,
+               const LinkFigure& latency_ms);
+// The bottleneck capacity of a path.
+double bottleneck_gbps(const std::vector<int>& path, const LinkFigure& gbps);
+
+}  // namespace strait

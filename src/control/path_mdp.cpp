@@ -1,0 +1,263 @@
+// path_mdp.cpp — path selector "mdp": per ordered pair that the sync plan in force sends on, a
+// Markov decision process over the congestion of the links its candidate paths use.
+//   actions  the direct link (when it exists), a relay through each of the K (control.paths.relays)
+//            best-connected other DCs (largest believed bottleneck), and a split of the bytes over
+//            the two best of those in proportion to their rates;
+//   state    the joint congestion state of the links involved (link_state.hpp: each link's
+//            measured rate cut into `states` levels) and the action in force (switching costs);
+//   model    each link's own Markov chain (Laplace-smoothed transition counts) — links move
+//            independently, and our traffic does not change their state — and each state's mean
+//            measured capacity; latency from the measured small-message samples;
+//   cost     the expected time of the pair's traffic (path_cost.hpp: messages × latency + bytes /
+//            bottleneck rate) when the decision takes effect, control.lag steps on, plus
+//            control.paths.switch_cost_ms for changing the action;
+//   solved   by value iteration (mdp.hpp) with the ε(1−γ)/(2γ) stopping rule, re-solved only when
+//            a link's estimates have moved by more than control.paths.resolve_change.
+// The state now: each link's last measured level, or, for a link that has not been measured
+// since the last step, its most likely level under the chain (a link nobody uses still
+// recovers). With no switching cost the policy is the one-step best choice (tested).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+#include "control/mdp.hpp"
+#include "control/path_cost.hpp"
+#include "control/policies.hpp"
+
+namespace strait {
+namespace {
+
+// W(x) = Σ_{x'} Π_l P_l(x_l, x'_l) V(x') over a joint state of L links with K levels each (x_l is
+// digit l of x in base K): one mode product per link.
+std::vector<double> contract(std::vector<double> V, const std::vector<std::vector<double>>& P,
+                             int K) {
+  const size_t X = V.size();
+  std::vector<double> out(X);
+  size_t stride = 1;
+  for (size_t l = 0; l < P.size(); ++l, stride *= K) {
+    for (size_t x = 0; x < X; ++x) {
+      const size_t digit = (x / stride) % K, base = x - digit * stride;
+      double acc = 0;
+      for (int j = 0; j < K; ++j) acc += P[l][digit * K + j] * V[base + j * stride];
+      out[x] = acc;
+    }
+    V.swap(out);
+  }
+  return V;
+}
+
+class Mdp final : public PathSelector {
+ public:
+  explicit Mdp(const Config& cfg) : pc_(cfg.control.paths), lag_(cfg.control.lag) {}
+  std::string name() const override { return "mdp"; }
+
+  PathDecision choose(const ControllerView& v) override {
+    const World& w = v.world();
+    const LinkStates& ls = v.links();
+    const int n = w.num_dcs;
+    const auto traffic = pair_traffic(v.plan(), w);
+    PathDecision d{v.plan().paths, v.plan().routes, ""};
+    if (static_cast<int>(d.paths.size()) != n * n) d.paths = direct_paths(n);
+    if (static_cast<int>(d.routes.size()) != n * n) d.routes.assign(static_cast<size_t>(n) * n, {});
+    for (int s = 0; s < n; ++s)  // a pair without a usable path (the first record) gets the shortest
+      for (int t = 0; t < n; ++t)
+        if (s != t && !usable(ls, d.paths[s * n + t])) d.paths[s * n + t] = fewest_hop_path(ls, s, t);
+    std::ostringstream js;
+    js << "{\"pairs\":[";
+    bool first = true;
+    for (int s = 0; s < n; ++s)
+      for (int t = 0; t < n; ++t) {
+        const PairTraffic& tr = traffic[s * n + t];
+        if (s == t || tr.messages == 0) continue;
+        js << (first ? "" : ",");
+        first = false;
+        decide_pair(v, s, t, tr, d, js);
+      }
+    js << "]}";
+    d.detail = js.str();
+    return d;
+  }
+
+ private:
+  struct Pair {
+    std::vector<std::vector<int>> paths;  // the candidate paths; action paths.size() = split
+    bool split = false;                   // the split action exists (over paths[0] and [1])
+    std::vector<int> links;               // involved links (src·n + dst), one digit each
+    std::vector<double> fingerprint;      // the model it was solved on
+    MdpSolution sol;
+    int A = 0, X = 0;
+  };
+
+  static bool usable(const LinkStates& ls, const std::vector<int>& p) {
+    if (p.size() < 2) return false;
+    for (size_t h = 0; h + 1 < p.size(); ++h)
+      if (!ls.has_link(p[h], p[h + 1])) return false;
+    return true;
+  }
+
+  void decide_pair(const ControllerView& v, int s, int t, const PairTraffic& tr, PathDecision& d,
+                   std::ostringstream& js) {
+    const LinkStates& ls = v.links();
+    const int n = ls.n(), K = ls.states();
+    // Candidates: direct, and relays through the K best-connected DCs.
+    std::vector<std::vector<int>> cand;
+    if (ls.has_link(s, t)) cand.push_back({s, t});
+    std::vector<std::pair<double, int>> relays;
+    for (int k = 0; k < n; ++k)
+      if (k != s && k != t && ls.has_link(s, k) && ls.has_link(k, t))
+        relays.push_back({-std::min(ls.ewma_gbps(s, k), ls.ewma_gbps(k, t)), k});
+    std::sort(relays.begin(), relays.end());
+    for (int i = 0; i < static_cast<int>(relays.size()) && i < pc_.relays; ++i)
+      cand.push_back({s, relays[i].second, t});
+    if (cand.empty()) cand.push_back(fewest_hop_path(ls, s, t));
+    // Keep the joint state space small enough to solve at every step (K^L <= 4096).
+    auto links_of = [&](const std::vector<std::vector<int>>& ps) {
+      std::vector<int> links;
+      for (const auto& p : ps)
+        for (size_t h = 0; h + 1 < p.size(); ++h) {
+          const int l = p[h] * n + p[h + 1];
+          if (std::find(links.begin(), links.end(), l) == links.end()) links.push_back(l);
+        }
+      return links;
+    };
+    while (cand.size() > 1 && std::pow(K, links_of(cand).size()) > 4096) cand.pop_back();
+    Pair fresh;
+    fresh.paths = cand;
+    fresh.split = cand.size() >= 2;
+    fresh.links = links_of(cand);
+    fresh.A = static_cast<int>(cand.size()) + (fresh.split ? 1 : 0);
+    fresh.X = static_cast<int>(std::pow(K, fresh.links.size()));
+
+    // The model: per link its chain, its levels' capacities and its latency.
+    std::vector<std::vector<double>> P, g;
+    std::vector<double> lat, fp{tr.bytes, static_cast<double>(tr.messages)};
+    for (int l : fresh.links) {
+      const int a = l / n, b = l % n;
+      P.push_back(ls.transition(a, b));
+      g.push_back(ls.state_gbps(a, b));
+      lat.push_back(ls.latency_ms(a, b));
+      fp.insert(fp.end(), P.back().begin(), P.back().end());
+      fp.insert(fp.end(), g.back().begin(), g.back().end());
+      fp.push_back(lat.back());
+    }
+    Pair& pair = pairs_[s * n + t];
+    const bool same_shape = pair.paths == fresh.paths && pair.fingerprint.size() == fp.size();
+    bool resolve = !same_shape;
+    for (size_t i = 0; !resolve && i < fp.size(); ++i)
+      resolve = std::fabs(fp[i] - pair.fingerprint[i]) >
+                pc_.resolve_change * std::max(std::fabs(fp[i]), std::fabs(pair.fingerprint[i])) + 1e-12;
+    if (resolve) {
+      fresh.fingerprint = fp;
+      solve(fresh, tr, P, g, lat, K, n);
+      pair = std::move(fresh);
+    }
+
+    // The state now, and the action in force.
+    int x = 0, mult = 1;
+    std::ostringstream state;
+    for (size_t i = 0; i < pair.links.size(); ++i, mult *= K) {
+      const int a = pair.links[i] / n, b = pair.links[i] % n;
+      int level = ls.last_state(a, b);
+      const int64_t now = v.last() ? v.last()->step : -1;
+      if (ls.last_measured_step(a, b) < now) {
+        const auto bel = ls.belief(a, b, now);
+        level = static_cast<int>(std::max_element(bel.begin(), bel.end()) - bel.begin());
+      }
+      x += level * mult;
+      state << (i ? "," : "") << level;
+    }
+    int p = 0;
+    const auto& routes = d.routes[s * n + t];
+    if (pair.split && routes.size() == 2 && routes[0].path == pair.paths[0] &&
+        routes[1].path == pair.paths[1])
+      p = pair.A - 1;
+    else
+      for (size_t i = 0; i < pair.paths.size(); ++i)
+        if (routes.empty() && d.paths[s * n + t] == pair.paths[i]) p = static_cast<int>(i);
+    const int a = pair.sol.policy[static_cast<size_t>(x) * pair.A + p];
+    if (pair.split && a == pair.A - 1) {
+      // Split in proportion to the two paths' expected bottleneck rates now.
+      const LinkFigure rate = [&](int i, int j) { return ls.ewma_gbps(i, j); };
+      const double r0 = bottleneck_gbps(pair.paths[0], rate), r1 = bottleneck_gbps(pair.paths[1], rate);
+      d.paths[s * n + t] = pair.paths[r0 >= r1 ? 0 : 1];
+      d.routes[s * n + t] = {Route{pair.paths[0], r0 / (r0 + r1)}, Route{pair.paths[1], r1 / (r0 + r1)}};
+    } else {
+      d.paths[s * n + t] = pair.paths[a];
+      d.routes[s * n + t].clear();
+    }
+    js << "{\"from\":" << s << ",\"to\":" << t << ",\"state\":[" << state.str() << "],\"action\":"
+       << (pair.split && a == pair.A - 1 ? std::string("\"split\"") : std::to_string(a))
+       << ",\"expected_ms\":" << pair.sol.value[static_cast<size_t>(x) * pair.A + p]
+       << ",\"iterations\":" << pair.sol.iterations << ",\"resolved\":" << (resolve ? "true" : "false")
+       << "}";
+  }
+
+  // Builds the pair's MDP on the model (P, g, lat per involved link) and solves it.
+  void solve(Pair& pair, const PairTraffic& tr, const std::vector<std::vector<double>>& P,
+             const std::vector<std::vector<double>>& g, const std::vector<double>& lat, int K,
+             int n) {
+    const int X = pair.X, A = pair.A, L = static_cast<int>(pair.links.size());
+    std::vector<int> power(L, 1);
+    for (int i = 1; i < L; ++i) power[i] = power[i - 1] * K;
+    // Each candidate path as the digits of its links.
+    std::vector<std::vector<int>> digits;
+    for (const auto& path : pair.paths) {
+      std::vector<int> ds;
+      for (size_t h = 0; h + 1 < path.size(); ++h)
+        ds.push_back(static_cast<int>(
+            std::find(pair.links.begin(), pair.links.end(), path[h] * n + path[h + 1]) -
+            pair.links.begin()));
+      digits.push_back(ds);
+    }
+    // time[a][x]: the traffic's time on action a when the links are in joint state x.
+    std::vector<std::vector<double>> time(A, std::vector<double>(X));
+    for (int x = 0; x < X; ++x) {
+      std::vector<double> cap(pair.paths.size(), 1e300), l(pair.paths.size(), 0.0);
+      for (size_t a = 0; a < pair.paths.size(); ++a) {
+        for (int i : digits[a]) {
+          cap[a] = std::min(cap[a], g[i][(x / power[i]) % K]);
+          l[a] += lat[i];
+        }
+        cap[a] = std::max(cap[a], 1e-12);
+        time[a][x] = tr.messages * l[a] + tr.bytes * 8 / (cap[a] * 1e6);
+      }
+      if (pair.split)
+        time[A - 1][x] = tr.messages * std::max(l[0], l[1]) + tr.bytes * 8 / ((cap[0] + cap[1]) * 1e6);
+    }
+    // The decision takes effect `lag` steps on: its expected time then, from the state now.
+    std::vector<std::vector<double>> c(A);
+    for (int a = 0; a < A; ++a) {
+      c[a] = time[a];
+      for (int k = 0; k < lag_; ++k) c[a] = contract(c[a], P, K);
+    }
+    const int S = X * A;  // state (x, action in force)
+    std::vector<double> cost(static_cast<size_t>(S) * A);
+    for (int x = 0; x < X; ++x)
+      for (int p = 0; p < A; ++p)
+        for (int a = 0; a < A; ++a)
+          cost[(static_cast<size_t>(x) * A + p) * A + a] = c[a][x] + (p != a ? pc_.switch_cost_ms : 0.0);
+    const MdpExpect expect = [&](int a, const std::vector<double>& V, std::vector<double>& out) {
+      std::vector<double> va(X);
+      for (int x = 0; x < X; ++x) va[x] = V[static_cast<size_t>(x) * A + a];  // in force next: a
+      const std::vector<double> wx = contract(std::move(va), P, K);
+      out.resize(S);
+      for (int x = 0; x < X; ++x)
+        for (int p = 0; p < A; ++p) out[static_cast<size_t>(x) * A + p] = wx[x];
+    };
+    pair.sol = value_iteration(S, A, cost, expect, pc_.gamma, pc_.epsilon_ms);
+  }
+
+  PathsConfig pc_;
+  int lag_;
+  std::map<int, Pair> pairs_;
+};
+
+}  // namespace
+
+std::unique_ptr<PathSelector> make_mdp_path_selector(const Config& cfg) {
+  return std::make_unique<Mdp>(cfg);
+}
+
+}  // namespace strait

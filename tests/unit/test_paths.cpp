@@ -1,0 +1,255 @@
+// test_paths.cpp — path selection without MPI: the MDP solver against brute force (every
+// deterministic policy evaluated exactly) and the ε-optimality its stopping rule promises; the
+// link-state estimator on synthetic wire measurements (levels, smoothed transitions, per-level
+// capacity, belief of an unobserved link); the baselines' choices on a hand-made graph; and the
+// MDP path selector with no switching cost choosing, pair by pair, the one-step best path —
+// computed here independently from the same estimates.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "control/link_state.hpp"
+#include "control/mdp.hpp"
+#include "control/path_cost.hpp"
+#include "control/policy.hpp"
+#include "validate/validate.hpp"
+
+namespace fs = std::filesystem;
+using namespace strait;
+
+namespace {
+
+// A random MDP: S states, A actions, row-stochastic P[a], costs in [0, 10).
+struct Random {
+  int S, A;
+  std::vector<std::vector<double>> P;
+  std::vector<double> cost;
+  Random(int s, int a, uint64_t seed) : S(s), A(a) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(0, 1);
+    P.assign(A, std::vector<double>(static_cast<size_t>(S) * S));
+    for (int k = 0; k < A; ++k)
+      for (int i = 0; i < S; ++i) {
+        double row = 0;
+        for (int j = 0; j < S; ++j) row += P[k][i * S + j] = u(rng) + 1e-3;
+        for (int j = 0; j < S; ++j) P[k][i * S + j] /= row;
+      }
+    cost.resize(static_cast<size_t>(S) * A);
+    for (auto& c : cost) c = 10 * u(rng);
+  }
+};
+
+// The optimal value by brute force: every deterministic policy evaluated exactly.
+std::vector<double> brute_force(const Random& m, double gamma) {
+  std::vector<double> best(m.S, 1e300);
+  std::vector<int> pol(m.S, 0);
+  for (;;) {
+    const auto v = evaluate_policy(m.S, m.A, m.cost, m.P, gamma, pol);
+    for (int s = 0; s < m.S; ++s) best[s] = std::min(best[s], v[s]);
+    int i = 0;
+    while (i < m.S && ++pol[i] == m.A) pol[i++] = 0;
+    if (i == m.S) break;
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST(Mdp, ValueAndPolicyIterationMatchBruteForce) {
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    const Random m(4, 3, seed);
+    for (double gamma : {0.0, 0.5, 0.9, 0.99}) {
+      const auto best = brute_force(m, gamma);
+      const MdpSolution pi = policy_iteration(m.S, m.A, m.cost, m.P, gamma);
+      for (int s = 0; s < m.S; ++s) EXPECT_NEAR(pi.value[s], best[s], 1e-9 * (1 + best[s]));
+      const double eps = 1e-3;
+      const MdpSolution vi = value_iteration(m.S, m.A, m.cost, explicit_expect(m.P, m.S), gamma, eps);
+      // The stopping rule: the greedy policy of the result is ε-optimal.
+      const auto v = evaluate_policy(m.S, m.A, m.cost, m.P, gamma, vi.policy);
+      for (int s = 0; s < m.S; ++s) {
+        EXPECT_LE(v[s], best[s] + eps) << "seed " << seed << " gamma " << gamma << " state " << s;
+        EXPECT_NEAR(vi.value[s], best[s], eps) << "seed " << seed << " gamma " << gamma;
+      }
+    }
+  }
+}
+
+TEST(Mdp, RefusesNonsense) {
+  const Random m(2, 2, 7);
+  EXPECT_THROW(value_iteration(2, 2, m.cost, explicit_expect(m.P, 2), 1.0, 1e-3), std::invalid_argument);
+  EXPECT_THROW(value_iteration(2, 2, m.cost, explicit_expect(m.P, 2), 0.5, 0.0), std::invalid_argument);
+  EXPECT_THROW(value_iteration(2, 3, m.cost, explicit_expect(m.P, 2), 0.5, 1e-3), std::invalid_argument);
+}
+
+namespace {
+// A step record whose link a→b (of n DCs) streamed at `gbps`.
+StepRecord step_with(int64_t step, int n, int a, int b, double gbps, double latency_ms = 0) {
+  StepRecord r;
+  r.step = step;
+  r.links.assign(static_cast<size_t>(n) * n, LinkStep{});
+  LinkStep& l = r.links[a * n + b];
+  l.stream_bytes = 1e6;
+  l.stream_ms = 1e6 * 8 / (gbps * 1e6);
+  if (latency_ms > 0) l.latency_ms = latency_ms, l.latency_samples = 1;
+  return r;
+}
+}  // namespace
+
+TEST(LinkStates, LevelsTransitionsAndBelief) {
+  // Two DCs, 1 Gbit/s nominal, 4 levels: a link alternating between 0.9 (level 3) and 0.1 (0).
+  LinkStates ls(2, {0, 1.0, 1.0, 0}, {0, 10, 10, 0}, LinkStates::Params{4, 0.5});
+  EXPECT_FALSE(ls.measured(0, 1));
+  EXPECT_EQ(ls.last_gbps(0, 1), 1.0);  // the configured prior
+  EXPECT_EQ(ls.latency_ms(0, 1), 10.0);
+  for (int64_t s = 0; s < 20; ++s) ls.observe(step_with(s, 2, 0, 1, s % 2 ? 0.1 : 0.9, 12));
+  EXPECT_TRUE(ls.measured(0, 1));
+  EXPECT_EQ(ls.state_of(0, 1, 0.9), 3);
+  EXPECT_EQ(ls.state_of(0, 1, 0.1), 0);
+  EXPECT_EQ(ls.state_of(0, 1, 2.0), 3);  // above nominal: the top level
+  EXPECT_EQ(ls.last_state(0, 1), 0);
+  EXPECT_NEAR(ls.last_gbps(0, 1), 0.1, 1e-12);
+  EXPECT_NEAR(ls.latency_ms(0, 1), 12.0, 1e-12);
+  EXPECT_EQ(ls.transitions_seen(0, 1), 19);
+  const auto P = ls.transition(0, 1);
+  // 10 transitions 3→0 and 9 0→3 (of 19), one pseudo-count per cell (4 cells a row).
+  EXPECT_NEAR(P[3 * 4 + 0], (10 + 1.0) / (10 + 4), 1e-12);
+  EXPECT_NEAR(P[0 * 4 + 3], (9 + 1.0) / (9 + 4), 1e-12);
+  EXPECT_NEAR(P[1 * 4 + 1], 0.25, 1e-12);  // never seen: uniform
+  const auto g = ls.state_gbps(0, 1);
+  EXPECT_NEAR(g[0], 0.1, 1e-12);
+  EXPECT_NEAR(g[3], 0.9, 1e-12);
+  EXPECT_NEAR(g[1], 1.0 * 1.5 / 4, 1e-12);  // never seen: the level's midpoint
+  // Unobserved for one step: the belief is the chain's next-step distribution from level 0.
+  const auto b = ls.belief(0, 1, 20);
+  for (int j = 0; j < 4; ++j) EXPECT_NEAR(b[j], P[0 * 4 + j], 1e-12);
+  // The reverse link was never measured: its prior stands.
+  EXPECT_FALSE(ls.measured(1, 0));
+  EXPECT_EQ(ls.last_state(1, 0), 3);
+}
+
+namespace {
+
+fs::path scratch() {
+  static const fs::path d = [] {
+    fs::path p = fs::temp_directory_path() / ("strait_test_paths_" + std::to_string(getpid()));
+    fs::create_directories(p);
+    std::ofstream(p / "corpus.txt") << "a small corpus for the path tests\n";
+    return p;
+  }();
+  return d;
+}
+
+// Three DCs in a full mesh, 1 ms links: the direct a→b link slow (0.05 Gbit/s), the detour
+// through c fast (1 Gbit/s) — at 1 ms a relay's extra latency costs less than the slow link.
+Config triangle(const std::string& name, const std::string& control) {
+  const fs::path p = scratch() / (name + ".toml");
+  std::ofstream(p) << "[model]\nlayers = 1\nd_model = 16\nheads = 2\nd_ff = 32\nseq_len = 8\n"
+                      "[train]\nsteps = 30\nglobal_batch = 6\ncorpus = \""
+                   << (scratch() / "corpus.txt").string() << "\"\n"
+                   << "[[datacenter]]\nname = \"a\"\nranks = 1\n[[datacenter]]\nname = \"b\"\nranks = 1\n"
+                      "[[datacenter]]\nname = \"c\"\nranks = 1\n"
+                      "[network]\ndefault_capacity_gbps = 1.0\ndefault_latency_ms = 1\n"
+                      "[[link]]\nfrom = \"a\"\nto = \"b\"\ncapacity_gbps = 0.05\nlatency_ms = 1\n"
+                   << control;
+  return load_valid_config(p.string());
+}
+
+struct Triangle {
+  Config cfg;
+  std::shared_ptr<const Scenario> sc;
+  std::unique_ptr<ControllerView> view;
+  explicit Triangle(const std::string& name, const std::string& control = "")
+      : cfg(triangle(name, control)), sc(std::make_shared<const Scenario>(cfg)) {
+    Plan p;
+    p.effective = 0;
+    for (const auto& dc : cfg.datacenters) p.splits.push_back(dc.split);
+    p.shares = cfg.train.batch_shares;
+    p.paths = direct_paths(3);
+    view = std::make_unique<ControllerView>(make_world(cfg, *sc, true), sc, p);
+  }
+};
+
+}  // namespace
+
+TEST(PathSelectors, BaselinesOnTheConfiguredTriangle) {
+  Triangle s("baselines");
+  // No measurement yet: the estimates are the configured figures.
+  const auto shortest = make_path_selector("shortest", s.cfg)->choose(*s.view);
+  EXPECT_EQ(shortest.paths[0 * 3 + 1], (std::vector<int>{0, 1}));  // one hop, however slow
+  const auto widest = make_path_selector("widest", s.cfg)->choose(*s.view);
+  EXPECT_EQ(widest.paths[0 * 3 + 1], (std::vector<int>{0, 2, 1}));  // 1 Gbit/s through c
+  EXPECT_EQ(widest.paths[1 * 3 + 0], (std::vector<int>{1, 0}));
+  // Measured: the direct link recovers to 1 Gbit/s, and widest follows at once.
+  s.view->record(step_with(0, 3, 0, 1, 1.0));
+  EXPECT_EQ(make_path_selector("widest", s.cfg)->choose(*s.view).paths[0 * 3 + 1],
+            (std::vector<int>{0, 1}));
+  // The oracle reads the scenario: a→b is truly 0.05 Gbit/s, so it relays whatever was measured.
+  const auto oracle = make_path_selector("oracle", s.cfg)->choose(*s.view);
+  EXPECT_EQ(oracle.paths[0 * 3 + 1], (std::vector<int>{0, 2, 1}));
+}
+
+TEST(PathSelectors, MdpWithoutSwitchingCostIsTheOneStepBest) {
+  Triangle s("mdp", "[control]\npath_selector = \"mdp\"\n[control.paths]\nswitch_cost_ms = 0\nrelays = 1\n");
+  // Measurements: a→b flips between congested (0.01) and fine (0.9); the others steady.
+  std::mt19937_64 rng(3);
+  for (int64_t t = 0; t < 40; ++t) {
+    StepRecord r = step_with(t, 3, 0, 1, (rng() % 3 == 0) ? 0.9 : 0.01, 5);
+    for (auto [a, b] : {std::pair{0, 2}, {2, 1}, {1, 2}, {2, 0}, {1, 0}}) {
+      r.links[a * 3 + b].stream_bytes = 1e6;
+      r.links[a * 3 + b].stream_ms = 1e6 * 8 / (0.8 * 1e6);
+    }
+    s.view->record(r);
+  }
+  s.view->set_clock(41, 1.0);
+  const PathDecision d = make_path_selector("mdp", s.cfg)->choose(*s.view);
+  // The one-step best, by hand: each candidate's expected time `lag` steps on.
+  const LinkStates& ls = s.view->links();
+  const World& w = s.view->world();
+  const auto traffic = pair_traffic(s.view->plan(), w);
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) {
+      if (a == b || traffic[a * 3 + b].messages == 0) continue;
+      std::vector<std::vector<int>> cand{{a, b}};
+      const int c = 3 - a - b;
+      cand.push_back({a, c, b});
+      double best = 1e300;
+      std::vector<std::vector<int>> best_paths;
+      for (const auto& p : cand) {
+        // E over the next `lag` steps of each link's level (independent chains), by enumeration.
+        std::vector<std::vector<double>> dist;
+        for (size_t h = 0; h + 1 < p.size(); ++h) {
+          std::vector<double> bel = ls.belief(p[h], p[h + 1], 40);  // level now (measured at 39)
+          const auto P = ls.transition(p[h], p[h + 1]);
+          for (int k = 0; k < s.cfg.control.lag; ++k) {
+            std::vector<double> nb(4, 0.0);
+            for (int i = 0; i < 4; ++i)
+              for (int j = 0; j < 4; ++j) nb[j] += bel[i] * P[i * 4 + j];
+            bel = nb;
+          }
+          dist.push_back(bel);
+        }
+        double expected = 0;
+        for (int x = 0; x < (p.size() == 2 ? 4 : 16); ++x) {
+          double prob = 1, cap = 1e300, lat = 0;
+          for (size_t h = 0; h + 1 < p.size(); ++h) {
+            const int level = h == 0 ? x % 4 : x / 4;
+            prob *= dist[h][level];
+            cap = std::min(cap, ls.state_gbps(p[h], p[h + 1])[level]);
+            lat += ls.latency_ms(p[h], p[h + 1]);
+          }
+          const PairTraffic& tr = traffic[a * 3 + b];
+          expected += prob * (tr.messages * lat + tr.bytes * 8 / (cap * 1e6));
+        }
+        if (expected < best - 1e-9) best = expected, best_paths = {p};
+      }
+      // (The split action is a third candidate; when it wins, both its paths carry bytes.)
+      const bool split = !d.routes.empty() && !d.routes[a * 3 + b].empty();
+      if (!split) {
+        EXPECT_EQ(d.paths[a * 3 + b], best_paths[0]) << a << "->" << b << " " << d.detail;
+      }
+    }
+}
