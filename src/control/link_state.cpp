@@ -69,10 +69,13 @@ std::vector<double> LinkStates::transition(int s, int d) const {
   const int K = p_.states;
   const auto& c = counts_[s * n_ + d];
   std::vector<double> P(static_cast<size_t>(K) * K);
+  // Laplace: one pseudo-count a cell; and K more on the diagonal, so that a link with little
+  // history is expected to stay where it is rather than to be anywhere (with no counts a link
+  // would otherwise be as likely to collapse as to stay, and every decision would hedge).
   for (int i = 0; i < K; ++i) {
     double row = 0;
-    for (int j = 0; j < K; ++j) row += c[i * K + j] + 1.0;  // Laplace: one pseudo-count a cell
-    for (int j = 0; j < K; ++j) P[i * K + j] = (c[i * K + j] + 1.0) / row;
+    for (int j = 0; j < K; ++j) row += c[i * K + j] + 1.0 + (i == j ? K : 0);
+    for (int j = 0; j < K; ++j) P[i * K + j] = (c[i * K + j] + 1.0 + (i == j ? K : 0)) / row;
   }
   return P;
 }

@@ -9,7 +9,8 @@
 //              configured capacity at the start), cut into `states` equal bins of (0, 1] — bin 0
 //              the most congested, the last bin for "at or above nominal";
 //   chain      transition counts between the states of consecutive measured steps, with Laplace
-//              smoothing (one pseudo-count per cell), and each state's mean measured capacity;
+//              smoothing (one pseudo-count per cell) and a persistence prior (`states` more on
+//              the diagonal), and each state's mean measured capacity;
 //   belief     the state distribution now: the last measured state propagated by the chain over
 //              the steps since, so an unused link's recovery is predicted rather than assumed.
 // Units: Gbit/s and ms of the run (what the wire delivers: with network.time_scale s, the

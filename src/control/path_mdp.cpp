@@ -88,6 +88,7 @@ class Mdp final : public PathSelector {
     std::vector<double> fingerprint;      // the model it was solved on
     MdpSolution sol;
     int A = 0, X = 0;
+    double share0 = 1;                    // the split's share on paths[0]
   };
 
   static bool usable(const LinkStates& ls, const std::vector<int>& p) {
@@ -142,6 +143,12 @@ class Mdp final : public PathSelector {
       fp.insert(fp.end(), g.back().begin(), g.back().end());
       fp.push_back(lat.back());
     }
+    if (fresh.split) {
+      const LinkFigure rate = [&](int i, int j) { return ls.ewma_gbps(i, j); };
+      const double r0 = bottleneck_gbps(cand[0], rate), r1 = bottleneck_gbps(cand[1], rate);
+      fresh.share0 = r0 / (r0 + r1);
+      fp.push_back(fresh.share0);
+    }
     Pair& pair = pairs_[s * n + t];
     const bool same_shape = pair.paths == fresh.paths && pair.fingerprint.size() == fp.size();
     bool resolve = !same_shape;
@@ -178,11 +185,10 @@ class Mdp final : public PathSelector {
         if (routes.empty() && d.paths[s * n + t] == pair.paths[i]) p = static_cast<int>(i);
     const int a = pair.sol.policy[static_cast<size_t>(x) * pair.A + p];
     if (pair.split && a == pair.A - 1) {
-      // Split in proportion to the two paths' expected bottleneck rates now.
-      const LinkFigure rate = [&](int i, int j) { return ls.ewma_gbps(i, j); };
-      const double r0 = bottleneck_gbps(pair.paths[0], rate), r1 = bottleneck_gbps(pair.paths[1], rate);
-      d.paths[s * n + t] = pair.paths[r0 >= r1 ? 0 : 1];
-      d.routes[s * n + t] = {Route{pair.paths[0], r0 / (r0 + r1)}, Route{pair.paths[1], r1 / (r0 + r1)}};
+      // Split with the shares the MDP was solved for (the paths' smoothed rates then).
+      const double f0 = pair.share0;
+      d.paths[s * n + t] = pair.paths[f0 >= 0.5 ? 0 : 1];
+      d.routes[s * n + t] = {Route{pair.paths[0], f0}, Route{pair.paths[1], 1 - f0}};
     } else {
       d.paths[s * n + t] = pair.paths[a];
       d.routes[s * n + t].clear();
@@ -211,6 +217,7 @@ class Mdp final : public PathSelector {
             pair.links.begin()));
       digits.push_back(ds);
     }
+    const double share0 = pair.share0;
     // time[a][x]: the traffic's time on action a when the links are in joint state x.
     std::vector<std::vector<double>> time(A, std::vector<double>(X));
     for (int x = 0; x < X; ++x) {
@@ -223,8 +230,11 @@ class Mdp final : public PathSelector {
         cap[a] = std::max(cap[a], 1e-12);
         time[a][x] = tr.messages * l[a] + tr.bytes * 8 / (cap[a] * 1e6);
       }
+      // The split's shares are fixed when it is chosen (in proportion to the two paths' smoothed
+      // rates, as executed); each part then moves at its path's rate in state x.
       if (pair.split)
-        time[A - 1][x] = tr.messages * std::max(l[0], l[1]) + tr.bytes * 8 / ((cap[0] + cap[1]) * 1e6);
+        time[A - 1][x] = std::max(tr.messages * l[0] + share0 * tr.bytes * 8 / (cap[0] * 1e6),
+                                  tr.messages * l[1] + (1 - share0) * tr.bytes * 8 / (cap[1] * 1e6));
     }
     // The decision takes effect `lag` steps on: its expected time then, from the state now.
     std::vector<std::vector<double>> c(A);

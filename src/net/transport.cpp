@@ -74,7 +74,15 @@ struct InFlow {
   std::vector<MPI_Request> reqs;
   size_t posted = 0, done = 0;  // chunks posted / completed, both in order
   double sent_at = 0;           // the sender's first-byte time (header), rank 0's clock
-  double first_at = 0;          // when the first chunk had arrived here, rank 0's clock
+  // The first chunk this receiver saw arrive: a test found it missing and the next one, at most
+  // kArrivalTolerance later, found it here. A completion found after a longer gap (this rank was
+  // busy or descheduled) says when we looked, not when the chunk arrived, and the chunks queued
+  // behind it complete at once: a streaming rate or latency sample taken from them is too high
+  // (thousands of Gbit/s were seen on 0.5 Gbit/s links). Measurements start at the watched
+  // chunk. npos: none seen arrive yet.
+  size_t watched = static_cast<size_t>(-1);
+  double watched_at = 0, watched_err = 0;  // when it completed (rank 0's clock), and ± how much
+  double miss_at = -1;                     // the last test that found chunk `done` missing
   MPI_Request header = MPI_REQUEST_NULL;
   bool header_done = false, recorded = false;
 };
@@ -143,17 +151,20 @@ Transport::Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario
 
 double Transport::now() const { return MPI_Wtime() - t0_; }
 
-size_t Transport::chunk_for(const std::vector<int>& path) const {
+size_t Transport::chunk_for(const std::vector<int>& path, size_t bytes) const {
   // About kChunkSeconds of the slowest hop's starting capacity, between 4 KiB and
   // network.chunk_kib: links are shared and reserved chunk by chunk, so a chunk that takes long
   // on a slow link would let one flow run a whole chunk ahead of another (unfair at coarse
   // grain); tiny chunks on fast links would only cost messages. Every rank derives the same size
   // from the same config, which receivers need to post matching receives.
-  if (!shaped_) return chunk_;
+  // A message is cut into at least kMinChunks chunks (of at least 4 KiB): relays then pipeline
+  // it, and its receiver can measure the link's streaming rate from the chunks after the first.
+  const double split = std::max(4096.0, static_cast<double>(bytes) / kMinChunks);
+  if (!shaped_) return static_cast<size_t>(std::min(static_cast<double>(chunk_), split));
   double bps = 1e300;
   for (size_t h = 0; h + 1 < path.size(); ++h)
     bps = std::min(bps, links_[path[h] * n_ + path[h + 1]]->schedule().at(0).capacity_bps);
-  const double want = bps / 8 * kChunkSeconds;
+  const double want = std::min(bps / 8 * kChunkSeconds, split);
   const double hi = static_cast<double>(chunk_);
   return static_cast<size_t>(std::clamp(want, std::min(4096.0, hi), hi));
 }
@@ -230,7 +241,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     if (pos == x.path.end()) continue;
     const size_t h = static_cast<size_t>(pos - x.path.begin());
     const int tag = tag_base * kTagStride + static_cast<int>(xi);
-    const size_t ch = chunk_for(x.path);
+    const size_t ch = chunk_for(x.path, x.bytes);
     const size_t nc = nchunks(x.bytes, ch);
     STRAIT_CHECK(ch <= static_cast<size_t>(INT_MAX), "chunk above 2 GiB");
     const InFlow* feed = nullptr;
@@ -285,8 +296,15 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       while (in.done < in.posted) {
         int done = 0;
         MPI_CHECK(MPI_Test(&in.reqs[in.done], &done, MPI_STATUS_IGNORE));
-        if (!done) break;
-        if (in.done == 0) in.first_at = rank0_time();
+        const double at = rank0_time();
+        if (!done) {
+          in.miss_at = at;
+          break;
+        }
+        if (in.watched == static_cast<size_t>(-1) && in.miss_at >= 0 &&
+            at - in.miss_at <= kArrivalTolerance)
+          in.watched = in.done, in.watched_at = at, in.watched_err = at - in.miss_at;
+        in.miss_at = -1;
         ++in.done;
       }
       post_more(in);
@@ -302,13 +320,15 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         intervals.push_back({l, {in.sent_at, got}});
         mine[l].bytes += static_cast<double>(in.bytes);
         if (control) mine[l].control_bytes += static_cast<double>(in.bytes);
-        if (in.nchunks == 1 && in.bytes <= kLatencyProbeBytes) {
+        if (in.nchunks == 1 && in.bytes <= kLatencyProbeBytes && in.watched == 0) {
           mine[l].latency_ms += std::max(0.0, got - in.sent_at) * 1e3;
           mine[l].latency_samples += 1;
         }
-        if (in.nchunks >= 2 && got > in.first_at) {
-          mine[l].stream_bytes += static_cast<double>(in.bytes - std::min(in.bytes, in.chunk));
-          mine[l].stream_ms += (got - in.first_at) * 1e3;
+        // The bytes after the watched chunk over the time since it arrived.
+        if (in.watched < in.nchunks - 1 && got - in.watched_at > 5 * in.watched_err) {
+          const size_t before = std::min(in.bytes, (in.watched + 1) * in.chunk);
+          mine[l].stream_bytes += static_cast<double>(in.bytes - before);
+          mine[l].stream_ms += (got - in.watched_at) * 1e3;
         }
         in.recorded = true;
       }

@@ -35,9 +35,10 @@ struct LinkCounters {
                                // received], both on rank 0's clock (the sender's time travels
                                // with the flow)
   double latency_ms = 0;       // receiver: sum over small one-chunk messages of receive − send
-  double latency_samples = 0;  // receiver: how many such messages
-  double stream_bytes = 0;     // receiver: bytes of multi-chunk flows after their first chunk,
-  double stream_ms = 0;        // and the time from the first chunk's arrival to the last's: the
+  double latency_samples = 0;  // receiver: how many such messages (only those it was waiting
+                               // for: one found already queued says when we looked, not arrival)
+  double stream_bytes = 0;     // receiver: bytes of multi-chunk flows after the first chunk it
+  double stream_ms = 0;        // saw arrive, and the time from that arrival to the last: the
                                // link's delivery rate while a flow streamed, latency excluded
   double queued_ms = 0;        // sender: time its chunks waited for the link behind other flows'
                                // chunks (software shaper; not observable under tc: 0)
@@ -109,14 +110,18 @@ class Transport {
   std::vector<LinkCounters> take_counters();
   // A message this small, in one chunk, gives a latency sample.
   static constexpr size_t kLatencyProbeBytes = 4096;
+  // A chunk's arrival counts as seen (for latency and streaming rate) when the test that found it
+  // came at most this long after one that found it missing (the poll loop tests every 0.1 ms).
+  static constexpr double kArrivalTolerance = 0.001;
   // Configured (scenario) capacity and latency of a link now, before time scaling, and the
   // emulated capacity the shaper enforces (after it).
   double capacity_gbps(int src, int dst) const;
   double latency_ms(int src, int dst) const;
   double emulated_gbps(int src, int dst) const;
   // Chunk size of transfers over `path` (see transport.cpp).
-  size_t chunk_for(const std::vector<int>& path) const;
+  size_t chunk_for(const std::vector<int>& path, size_t bytes) const;
   static constexpr double kChunkSeconds = 0.002;
+  static constexpr double kMinChunks = 4;
   // shaper = "none": chunks fit the TCP eager limit (read from MPI, else 64 KiB) less this much
   // room for MPI's own message header.
   static constexpr size_t kEagerHeaderBytes = 256, kDefaultEagerBytes = 65536;

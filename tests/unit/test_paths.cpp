@@ -115,10 +115,11 @@ TEST(LinkStates, LevelsTransitionsAndBelief) {
   EXPECT_NEAR(ls.latency_ms(0, 1), 12.0, 1e-12);
   EXPECT_EQ(ls.transitions_seen(0, 1), 19);
   const auto P = ls.transition(0, 1);
-  // 10 transitions 3→0 and 9 0→3 (of 19), one pseudo-count per cell (4 cells a row).
-  EXPECT_NEAR(P[3 * 4 + 0], (10 + 1.0) / (10 + 4), 1e-12);
-  EXPECT_NEAR(P[0 * 4 + 3], (9 + 1.0) / (9 + 4), 1e-12);
-  EXPECT_NEAR(P[1 * 4 + 1], 0.25, 1e-12);  // never seen: uniform
+  // 10 transitions 3→0 and 9 0→3 (of 19), one pseudo-count per cell (4 cells a row) and 4
+  // more on the diagonal (the persistence prior).
+  EXPECT_NEAR(P[3 * 4 + 0], (10 + 1.0) / (10 + 4 + 4), 1e-12);
+  EXPECT_NEAR(P[0 * 4 + 3], (9 + 1.0) / (9 + 4 + 4), 1e-12);
+  EXPECT_NEAR(P[1 * 4 + 1], 5.0 / 8, 1e-12);  // never seen: the prior alone
   const auto g = ls.state_gbps(0, 1);
   EXPECT_NEAR(g[0], 0.1, 1e-12);
   EXPECT_NEAR(g[3], 0.9, 1e-12);
@@ -251,5 +252,34 @@ TEST(PathSelectors, MdpWithoutSwitchingCostIsTheOneStepBest) {
       if (!split) {
         EXPECT_EQ(d.paths[a * 3 + b], best_paths[0]) << a << "->" << b << " " << d.detail;
       }
+    }
+}
+
+TEST(PathSelectors, MdpRelaysAroundACongestedPairAndKeepsClearLinksDirect) {
+  // a↔b congested at every step, every other link clear: a↔b relays through c, the rest stay
+  // direct (none of them gains from a detour over a congested link).
+  Triangle s("mdp-detour", "[control]\npath_selector = \"mdp\"\n");
+  std::mt19937_64 rng(5);
+  for (int64_t t = 0; t < 40; ++t) {
+    StepRecord r = step_with(t, 3, 0, 1, rng() % 5 ? 0.002 : 0.9, 1);
+    for (auto [a, b, g] : {std::tuple{1, 0, rng() % 5 ? 0.002 : 0.9}, {0, 2, 0.9}, {2, 1, 0.9}, {1, 2, 0.9},
+                           {2, 0, 0.9}}) {
+      r.links[a * 3 + b].stream_bytes = 1e6;
+      r.links[a * 3 + b].stream_ms = 1e6 * 8 / (g * 1e6);
+    }
+    s.view->record(r);
+  }
+  s.view->set_clock(41, 1.0);
+  const PathDecision d = make_path_selector("mdp", s.cfg)->choose(*s.view);
+  const auto traffic = pair_traffic(s.view->plan(), s.view->world());
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) {
+      if (a == b || traffic[a * 3 + b].messages == 0) continue;
+      const bool congested = (a == 0 && b == 1) || (a == 1 && b == 0);
+      EXPECT_TRUE(d.routes[a * 3 + b].empty()) << a << "->" << b << " " << d.detail;
+      if (congested)
+        EXPECT_EQ(d.paths[a * 3 + b], (std::vector<int>{a, 2, b})) << d.detail;
+      else
+        EXPECT_EQ(d.paths[a * 3 + b], (std::vector<int>{a, b})) << d.detail;
     }
 }
