@@ -6,7 +6,7 @@ CONFIG ?= configs/default.toml
 NP ?= $(shell /usr/bin/python3 scripts/world-size.py $(CONFIG) 2>/dev/null || echo 4)
 MPIRUN = scripts/mpirun-local
 
-.PHONY: all deps configure build run test bench bench-compute bench-links bench-forecast bench-sync clean
+.PHONY: all deps configure build run test bench bench-compute bench-links bench-forecast bench-sync bench-balance clean
 
 all: build
 
@@ -25,7 +25,7 @@ run: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure --timeout 900
 
-bench: bench-compute bench-links bench-forecast bench-sync
+bench: bench-compute bench-links bench-forecast bench-sync bench-balance
 
 bench-compute: build
 	@bash scripts/bench-compute.sh $(BUILD)
@@ -40,6 +40,10 @@ bench-forecast: build
 # Every sync planner on every benchmark graph (software shaper): results/bench/sync.{csv,md}.
 bench-sync: build
 	@bash scripts/bench-sync.sh $(BUILD)
+
+# Load scenarios x balancers (does re-splitting pay?): results/bench/balance.{csv,md}.
+bench-balance: build
+	@bash scripts/bench-balance.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -157,8 +157,9 @@ struct ForecastConfig {
 struct BalanceConfig {
   int gain_steps = 20;        // K: a re-split must repay its measured cost within K steps
   double hysteresis = 0.05;   // a new plan must be predicted at least this much faster (relative)
-  int noise_window = 20;      // recent forecasts whose error also bounds that threshold from below
+  int noise_window = 20;      // recent predictions whose plans are replayed (the skill gate)
   bool shares = true;         // also re-set the batch shares across datacenters
+  int confirm = 2;            // decisions in a row that must ask for the same change
 };
 
 // [control.paths]: the link-state estimates every path selector reads and the MDP path
@@ -211,6 +212,9 @@ struct Config {
   NetworkConfig network;
   std::vector<LinkConfig> links;  // the links that exist: every ordered pair with full_mesh
   std::vector<LoadConfig> loads;  // [[load]] entries: ranks whose speed varies over the steps
+  // [device] gflops: > 0 emulates every rank as a device of this many model GFLOP/s at speed 1
+  // (src/train/pacer.hpp); 0: a rank computes at its own pace and a load idles in proportion.
+  double device_gflops = 0;
   ModelConfig model;
   TrainConfig train;
   ControlConfig control;

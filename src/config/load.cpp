@@ -34,8 +34,8 @@ constexpr int kMaxRanksPerDc = 65536;
 // array's path, so "datacenter" describes every [[datacenter]] entry).
 const std::map<std::string, std::vector<std::string>>& schema() {
   static const std::map<std::string, std::vector<std::string>> s = {
-      {"", {"run", "datacenter", "network", "link", "load", "model", "train", "control", "trace",
-            "checkpoint"}},
+      {"", {"run", "datacenter", "network", "link", "load", "device", "model", "train", "control",
+            "trace", "checkpoint"}},
       {"run", {"name", "out_dir", "backend", "gpu_math", "memory_limit_gb"}},
       {"datacenter", {"name", "ranks", "speed", "split"}},
       {"network", {"shaper", "time_scale", "chunk_kib", "default_capacity_gbps",
@@ -43,6 +43,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"link", {"from", "to", "capacity_gbps", "latency_ms", "jitter_ms", "schedule", "step_at_s",
                 "step_capacity_gbps", "step_latency_ms", "markov_factors", "markov_transition",
                 "markov_dwell_s", "markov_seed"}},
+      {"device", {"gflops"}},
       {"load", {"datacenter", "ranks", "kind", "speed", "at_step", "speed_after", "file", "start",
                 "stride", "speeds", "transition", "dwell_steps", "seed", "column", "time_column",
                 "worker", "pod", "signal", "floor"}},
@@ -56,7 +57,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"control.switch", {"step", "slot", "policy"}},
       {"control.forecast", {"window", "states", "horizon", "fallback", "ewma_alpha",
                             "skill_window", "checks"}},
-      {"control.balance", {"gain_steps", "hysteresis", "noise_window", "shares"}},
+      {"control.balance", {"gain_steps", "hysteresis", "noise_window", "shares", "confirm"}},
       {"control.paths", {"states", "ewma_alpha", "relays", "switch_cost_ms", "gamma",
                          "epsilon_ms", "resolve_change"}},
       {"trace", {"path"}},
@@ -1439,8 +1440,10 @@ void read_balance(Checker& c, const toml::table* t, BalanceConfig& b) {
               [](double x) { return x >= 0 && x < 1; },
               "a number in [0, 1) (the relative gain in step time a new plan must promise)");
   read_int(c, t, "noise_window", p + "noise_window", 2, 4096, b.noise_window,
-           "an integer in [2, 4096] (recent forecasts whose error is the noise level)");
+           "an integer in [2, 4096] (recent predictions whose plans are replayed)");
   read_bool(c, t, "shares", p + "shares", b.shares);
+  read_int(c, t, "confirm", p + "confirm", 1, 64, b.confirm,
+           "an integer in [1, 64] (decisions in a row that must ask for the same change)");
 }
 
 // [control.paths]: link-state estimates and the MDP path selector's model.
@@ -1757,6 +1760,9 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   const bool steps_ok = read_train(c, train, cfg, dcs_ok);
   read_control(c, child_table(&root, "control"), cfg, dcs_ok, steps_ok);
   read_loads(c, root, cfg, dcs_ok, steps_ok);
+  read_number(c, child_table(&root, "device"), "gflops", "device.gflops", cfg.device_gflops,
+              [](double x) { return x >= 0 && x <= 1e9; },
+              "a number in [0, 1e9]: the emulated device's model GFLOP/s (0: the rank's own pace)");
 
   const toml::table* trace = child_table(&root, "trace");
   const toml::table* ckpt = child_table(&root, "checkpoint");

@@ -51,17 +51,22 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-std::string list(const std::vector<double>& v) {
+// A number for JSON, which has no NaN or infinity: null (not measured, not known yet).
+std::string number(double x) {
+  if (!std::isfinite(x)) return "null";
   std::ostringstream js;
   js.precision(6);
-  js << "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    js << (i ? "," : "");
-    if (std::isfinite(v[i])) js << v[i];
-    else js << "null";  // JSON has no NaN: not measured
-  }
-  js << "]";
+  js << x;
   return js.str();
+}
+
+std::string list(const std::vector<double>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ",";
+    out += number(v[i]);
+  }
+  return out + "]";
 }
 
 std::string splits_json(const std::vector<std::vector<double>>& s) {
@@ -73,11 +78,87 @@ std::string splits_json(const std::vector<std::vector<double>>& s) {
   return out + "]";
 }
 
-// A candidate plan: splits per DC and sequences per DC, with its predicted step time.
+// Every rank's FLOPs per step at its configured shard and batch: what a load at the reference
+// work was measured on.
+std::vector<double> reference_flops(const World& w) {
+  std::vector<std::vector<double>> splits;
+  for (const DatacenterConfig& dc : w.cfg->datacenters) splits.push_back(dc.split);
+  return rank_flops(w, splits, w.cfg->train.batch_shares);
+}
+
+// Every rank's FLOPs per sequence under these splits.
+std::vector<double> flops_of(const ModelConfig& m, const World& w,
+                             const std::vector<std::vector<double>>& splits) {
+  std::vector<double> f;
+  for (int d = 0; d < w.num_dcs; ++d)
+    for (const ShardSpec& s : shard_specs(m, splits[d])) f.push_back(sequence_flops(m, s));
+  return f;
+}
+
+// The slowest DC's compute: its sequences × its slowest rank's time per sequence, each rank
+// taking its load (at its reference work) per FLOP.
+double dc_per_seq(const World& w, const std::vector<double>& loads,
+                  const std::vector<double>& ref_flops, const std::vector<double>& flops, int d) {
+  double worst = 0;
+  for (int k = 0; k < w.dc_ranks[d]; ++k) {
+    const int r = w.dc_first_rank[d] + k;
+    worst = std::max(worst, loads[r] / ref_flops[r] * flops[r]);
+  }
+  return worst;
+}
+double compute_ms(const World& w, const std::vector<double>& loads,
+                  const std::vector<double>& ref_flops, const std::vector<double>& flops,
+                  const std::vector<int>& seqs) {
+  double t = 0;
+  for (int d = 0; d < w.num_dcs; ++d)
+    t = std::max(t, seqs[d] * dc_per_seq(w, loads, ref_flops, flops, d));
+  return t;
+}
+
+// The plan whole heads and sequences allow for these loads: each DC's heads by balance_heads,
+// the sequences by balance_sequences.
+struct Tuned {
+  std::vector<std::vector<double>> splits;
+  std::vector<int> seqs;
+};
+Tuned tune(const World& w, const std::vector<double>& loads, const std::vector<double>& ref_flops) {
+  const ModelConfig& m = w.cfg->model;
+  Tuned t;
+  for (int d = 0; d < w.num_dcs; ++d) {
+    std::vector<double> k;
+    for (int i = 0; i < w.dc_ranks[d]; ++i) {
+      const int r = w.dc_first_rank[d] + i;
+      k.push_back(loads[r] / ref_flops[r]);
+    }
+    std::vector<double> split;
+    for (int x : balance_heads(m, k)) split.push_back(static_cast<double>(x) / m.heads);
+    t.splits.push_back(split);
+  }
+  const std::vector<double> f = flops_of(m, w, t.splits);
+  std::vector<double> ps;
+  for (int d = 0; d < w.num_dcs; ++d) ps.push_back(dc_per_seq(w, loads, ref_flops, f, d));
+  t.seqs = balance_sequences(ps, w.global_batch);
+  return t;
+}
+
+// Every rank's mean load at its reference work over the last `window` completed steps.
+std::vector<double> recent_mean(const ControllerView& v, int window) {
+  const auto& h = v.history();
+  const size_t from = h.size() > static_cast<size_t>(window) ? h.size() - window : 0;
+  std::vector<double> mean(v.world().world_size, 0.0);
+  for (size_t j = from; j < h.size(); ++j)
+    for (size_t r = 0; r < mean.size() && r < h[j].ranks.size(); ++r)
+      mean[r] += h[j].ranks[r].ref_load_ms() / static_cast<double>(h.size() - from);
+  return mean;
+}
+
+// A candidate plan: splits per DC and sequences per DC, the FLOPs each rank then computes per
+// sequence, its expected step time over the outcomes, and the cost of its re-splits.
 struct Candidate {
   std::vector<std::vector<double>> splits;
   std::vector<int> seqs;
-  std::set<int> resplit;  // DCs whose split differs from the plan in force
+  std::vector<double> flops;  // per world rank, per sequence of its DC
+  std::set<int> resplit;      // DCs whose split differs from the plan in force
   double step_ms = 0, cost_ms = 0;
 };
 
@@ -86,50 +167,47 @@ struct Candidate {
 void BalanceRule::score(const ControllerView& v) {
   const auto& h = v.history();
   if (h.empty()) return;
-  errors_.resize(h.back().ranks.size());
+  const World& w = v.world();
+  const ModelConfig& m = w.cfg->model;
+  const std::vector<double> ref_flops = reference_flops(w);
+  const size_t window = static_cast<size_t>(cfg_.noise_window);
   for (auto it = predicted_.begin(); it != predicted_.end() && it->first <= h.back().step;) {
-    for (auto s = h.rbegin(); s != h.rend(); ++s) {
-      if (s->step < it->first) break;
-      if (s->step != it->first) continue;
-      for (size_t r = 0; r < errors_.size() && r < it->second.size(); ++r) {
-        const double actual = s->ranks[r].ref_load_ms();
-        if (!(actual > 0)) continue;
-        errors_[r].push_back(std::fabs(it->second[r] - actual) / actual);
-        while (errors_[r].size() > static_cast<size_t>(cfg_.noise_window)) errors_[r].pop_front();
-      }
+    // The step predicted, and the loads of the steps before it (at most a window of them).
+    size_t at = h.size();
+    for (size_t j = h.size(); j-- > 0 && h[j].step >= it->first;)
+      if (h[j].step == it->first) at = j;
+    if (at < h.size() && at >= 2 && static_cast<int>(h[at].ranks.size()) == w.world_size) {
+      std::vector<double> actual, recent(w.world_size, 0.0);
+      for (const RankStep& r : h[at].ranks) actual.push_back(r.ref_load_ms());
+      const size_t from = at > window ? at - window : 0;
+      for (size_t j = from; j < at; ++j)
+        for (int r = 0; r < w.world_size; ++r)
+          recent[r] += h[j].ranks[r].ref_load_ms() / static_cast<double>(at - from);
+      // On the loads that came: the plan the prediction asked for against the plan the recent
+      // mean asks for.
+      const Tuned p = tune(w, it->second, ref_flops), q = tune(w, recent, ref_flops);
+      const double by_mean = compute_ms(w, actual, ref_flops, flops_of(m, w, q.splits), q.seqs);
+      const double by_pred = compute_ms(w, actual, ref_flops, flops_of(m, w, p.splits), p.seqs);
+      if (by_mean > 0) backtest_.push_back((by_mean - by_pred) / by_mean);
+      while (backtest_.size() > window) backtest_.pop_front();
     }
     it = predicted_.erase(it);
   }
 }
 
-double BalanceRule::noise(const ControllerView& v, int dc) const {
-  const World& w = v.world();
-  std::vector<double> pooled;
-  const int first = dc < 0 ? 0 : w.dc_first_rank[dc];
-  const int ranks = dc < 0 ? w.world_size : w.dc_ranks[dc];
-  for (int k = 0; k < ranks; ++k) {
-    const size_t r = static_cast<size_t>(first + k);
-    if (r < errors_.size()) pooled.insert(pooled.end(), errors_[r].begin(), errors_[r].end());
-  }
-  // Two standard deviations of the relative error, the deviation estimated robustly as 1.4826 ×
-  // the median absolute error (exact for normal errors; a few large errors right after a real
-  // change do not raise it): an imbalance the forecasts' own noise makes 95 % of the time
-  // stays below it.
-  return 2 * 1.4826 * median(pooled);
-}
-
 BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<double>& ref_ms,
-                                    const std::string& source) {
+                                    const std::string& source,
+                                    const std::vector<std::vector<double>>& futures) {
   const World& w = v.world();
   const Plan& cur = v.plan();
   const ModelConfig& m = w.cfg->model;
-  const int n = w.num_dcs, B = w.global_batch;
+  const int n = w.num_dcs, B = w.global_batch, W = w.world_size;
   BalanceDecision keep{cur.splits, cur.shares, ""};
   score(v);
   std::ostringstream js;
   js.precision(6);
   js << "{\"source\":\"" << source << "\",\"effective\":" << v.effective_step();
-  bool usable = static_cast<int>(ref_ms.size()) == w.world_size && !cur.splits.empty();
+  bool usable = static_cast<int>(ref_ms.size()) == W && !cur.splits.empty();
   for (double x : ref_ms) usable = usable && std::isfinite(x) && x > 0;
   if (!usable) {
     keep.detail = js.str() + ",\"decision\":\"keep\",\"why\":\"no loads to go on yet\"}";
@@ -137,19 +215,36 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   }
   predicted_[v.effective_step()] = ref_ms;
 
-  // Each rank's predicted ms per FLOP: its load at its reference work over that work's FLOPs.
-  std::vector<std::vector<double>> ref_splits;
-  for (const DatacenterConfig& dc : w.cfg->datacenters) ref_splits.push_back(dc.split);
-  const std::vector<double> ref_flops = rank_flops(w, ref_splits, w.cfg->train.batch_shares);
-  std::vector<double> kappa(w.world_size);
-  for (int r = 0; r < w.world_size; ++r) kappa[r] = ref_ms[r] / ref_flops[r];
-  auto per_seq = [&](int d, const std::vector<double>& split) {
-    double worst = 0;
-    const std::vector<ShardSpec> specs = shard_specs(m, split);
-    for (int k = 0; k < w.dc_ranks[d]; ++k)
-      worst = std::max(worst, kappa[w.dc_first_rank[d] + k] * sequence_flops(m, specs[k]));
-    return worst;
-  };
+  // The skill gate: on the loads that came, the plans the last noise_window predictions asked
+  // for against the plans the mean of the steps before each asked for. A forecast that chases
+  // noise asks for splits the next step undoes and loses to the mean: while the predictions'
+  // plans do worse on average, the rule acts on the recent mean instead (which also undoes a
+  // change an outlier slipped through). Known loads (the oracle's) need no gate; until half a
+  // window is scored nothing changes.
+  const size_t needed = std::max<size_t>(2, static_cast<size_t>(cfg_.noise_window) / 2);
+  double skill = 0;
+  for (double g : backtest_) skill += g / static_cast<double>(std::max<size_t>(1, backtest_.size()));
+  std::vector<double> acting_on = ref_ms;
+  if (futures.empty()) {
+    js << ",\"backtest\":{\"steps\":" << backtest_.size() << ",\"mean_gain\":" << number(skill)
+       << "}";
+    if (backtest_.size() < needed) {
+      js << ",\"decision\":\"keep\",\"why\":\"waiting for " << needed
+         << " scored predictions, to know whether acting on them pays\"}";
+      keep.detail = js.str();
+      return keep;
+    }
+    if (skill < 0) acting_on = recent_mean(v, cfg_.noise_window);
+    js << ",\"acting_on\":\"" << (skill < 0 ? "recent mean" : "prediction") << "\"";
+  }
+  // The loads a plan is judged on: the next gain_steps steps where they are known, else those
+  // it acts on, held until the change repays.
+  const std::vector<std::vector<double>> outcomes =
+      futures.empty() ? std::vector<std::vector<double>>{acting_on} : futures;
+  std::vector<double> mean_ms(W, 0.0);
+  for (const auto& o : outcomes)
+    for (int r = 0; r < W; ++r) mean_ms[r] += o[r] / outcomes.size();
+  const std::vector<double> ref_flops = reference_flops(w);
 
   // The sync time of the plan in force: measured (the gateway that arrived last waits least,
   // so the least sync of a step is the sync's own time; median over recent steps), else the
@@ -164,6 +259,14 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   }
   const double sync_ms = syncs.empty() ? cur.sync.predicted_ms : median(syncs);
   const bool overlapped = cur.overlap == Overlap::pipelined;
+  auto expected_step = [&](const Candidate& c) {
+    double sum = 0;
+    for (const auto& o : outcomes) {
+      const double compute = compute_ms(w, o, ref_flops, c.flops, c.seqs);
+      sum += overlapped ? std::max(compute, sync_ms) : compute + sync_ms;
+    }
+    return sum / outcomes.size();
+  };
 
   // The measured cost of re-splitting each DC: its slowest rank's latest re-split (the start-up
   // probe counts); NaN until one has been measured.
@@ -176,111 +279,142 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
       if (c > 0) cost[d] = c;
     }
 
-  const std::vector<int> cur_seqs = apportion(cur.shares, B, 1);
-  std::vector<std::vector<double>> best_splits = cur.splits;
-  for (int d = 0; d < n; ++d) {
-    if (w.dc_ranks[d] < 2) continue;
-    std::vector<double> k(kappa.begin() + w.dc_first_rank[d],
-                          kappa.begin() + w.dc_first_rank[d] + w.dc_ranks[d]);
-    const std::vector<int> heads = balance_heads(m, k);
-    const std::vector<ShardSpec> now = shard_specs(m, cur.splits[d]);
-    bool same = true;
-    for (size_t i = 0; i < heads.size(); ++i) same = same && heads[i] == now[i].heads;
-    if (same) continue;  // keep the split's own numbers: an equal split must compare equal
-    best_splits[d].clear();
-    for (int x : heads) best_splits[d].push_back(static_cast<double>(x) / m.heads);
-  }
-  auto make = [&](const std::set<int>& resplit) {
-    Candidate c;
-    c.resplit = resplit;
-    c.splits = cur.splits;
-    for (int d : resplit) c.splits[d] = best_splits[d];
-    std::vector<double> ps(n);
-    for (int d = 0; d < n; ++d) ps[d] = per_seq(d, c.splits[d]);
-    c.seqs = cfg_.shares ? balance_sequences(ps, B) : cur_seqs;
-    double compute = 0;
-    for (int d = 0; d < n; ++d) compute = std::max(compute, c.seqs[d] * ps[d]);
-    c.step_ms = overlapped ? std::max(compute, sync_ms) : compute + sync_ms;
-    for (int d : resplit) c.cost_ms = std::max(c.cost_ms, cost[d]);
-    return c;
-  };
-  const Candidate now = make({});
-  Candidate in_force = now;
-  in_force.seqs = cur_seqs;
-  {
-    double compute = 0;
-    for (int d = 0; d < n; ++d)
-      compute = std::max(compute, cur_seqs[d] * per_seq(d, cur.splits[d]));
-    in_force.step_ms = overlapped ? std::max(compute, sync_ms) : compute + sync_ms;
-  }
+  Candidate in_force;
+  in_force.splits = cur.splits;
+  in_force.seqs = apportion(cur.shares, B, 1);
+  in_force.flops = flops_of(m, w, cur.splits);
+  in_force.step_ms = expected_step(in_force);
   const double K = cfg_.gain_steps;
   auto value = [&](const Candidate& c) { return K * (in_force.step_ms - c.step_ms) - c.cost_ms; };
-  // The noise level of each DC (and of all ranks pooled): the recent relative error of the
-  // loads predicted for it. A change is considered only where it promises more than that.
-  std::vector<double> noise_dc(n);
-  for (int d = 0; d < n; ++d) noise_dc[d] = noise(v, d);
-  const double noise_all = noise(v, -1);
-  // A DC may be re-split when its slowest rank is predicted faster per sequence by more than
-  // the hysteresis and the DC's noise, and the cost of its re-split has been measured.
-  std::vector<double> dc_gain(n, 0.0);
-  std::vector<int> eligible;
-  std::vector<std::string> unmeasured;
-  for (int d = 0; d < n; ++d) {
-    if (best_splits[d] == cur.splits[d]) continue;
-    const double c0 = per_seq(d, cur.splits[d]);
-    dc_gain[d] = (c0 - per_seq(d, best_splits[d])) / c0;
-    if (!(dc_gain[d] > std::max(cfg_.hysteresis, noise_dc[d]))) continue;
-    if (std::isnan(cost[d])) unmeasured.push_back(w.dc_names[d]);
-    else eligible.push_back(d);
-  }
-  // New shares alone when they promise more than the hysteresis and the pooled noise; then the
-  // eligible re-splits that add most net value (gain_steps × gain − cost), one at a time.
-  const double shares_gain = (in_force.step_ms - now.step_ms) / in_force.step_ms;
-  Candidate best = shares_gain > std::max(cfg_.hysteresis, noise_all) ? now : in_force;
-  for (;;) {
-    Candidate next = best;
-    for (int d : eligible) {
-      if (best.resplit.count(d)) continue;
-      std::set<int> with = best.resplit;
-      with.insert(d);
-      const Candidate c = make(with);
-      if (value(c) > value(next)) next = c;
+
+  // The best plan whole heads and sequences allow for one set of loads (the prediction, or the
+  // mean of the known next steps), kept to the changes that pay on the outcomes.
+  struct Choice {
+    Candidate plan;
+    std::vector<double> dc_gain;  // relative gain per sequence of re-splitting each DC
+    std::vector<std::string> unmeasured;
+    bool best_already = true;     // the plan in force is what these loads ask for
+    bool repays = true;           // every re-split that gains enough repays its cost
+  };
+  auto choose = [&](const std::vector<double>& loads) {
+    Choice ch;
+    ch.dc_gain.assign(n, 0.0);
+    const Tuned t = tune(w, loads, ref_flops);
+    std::vector<std::vector<double>> best_splits = cur.splits;
+    for (int d = 0; d < n; ++d) {
+      const std::vector<ShardSpec> now = shard_specs(m, cur.splits[d]);
+      const std::vector<ShardSpec> want = shard_specs(m, t.splits[d]);
+      bool same = true;
+      for (size_t i = 0; i < now.size(); ++i) same = same && want[i].heads == now[i].heads;
+      // An equal split keeps its own numbers, so that it compares equal.
+      if (!same) best_splits[d] = t.splits[d], ch.best_already = false;
     }
-    if (next.resplit == best.resplit) break;
-    best = next;
-  }
+    auto make = [&](const std::set<int>& resplit, bool reshare) {
+      Candidate c;
+      c.resplit = resplit;
+      c.splits = cur.splits;
+      for (int d : resplit) c.splits[d] = best_splits[d];
+      c.flops = flops_of(m, w, c.splits);
+      std::vector<double> ps(n);
+      for (int d = 0; d < n; ++d) ps[d] = dc_per_seq(w, loads, ref_flops, c.flops, d);
+      c.seqs = reshare && cfg_.shares ? balance_sequences(ps, B) : in_force.seqs;
+      c.step_ms = expected_step(c);
+      for (int d : resplit) c.cost_ms = std::max(c.cost_ms, cost[d]);
+      return c;
+    };
+    // A DC may be re-split when that makes its slowest rank faster per sequence on the outcomes
+    // by more than the hysteresis, and its re-split cost has been measured.
+    std::vector<int> eligible;
+    for (int d = 0; d < n; ++d) {
+      if (best_splits[d] == cur.splits[d]) continue;
+      const Candidate alone = make({d}, false);
+      for (const auto& o : outcomes)
+        ch.dc_gain[d] += (1 - dc_per_seq(w, o, ref_flops, alone.flops, d) /
+                                  dc_per_seq(w, o, ref_flops, in_force.flops, d)) /
+                         outcomes.size();
+      if (!(ch.dc_gain[d] > cfg_.hysteresis)) continue;
+      if (std::isnan(cost[d])) ch.unmeasured.push_back(w.dc_names[d]);
+      else eligible.push_back(d);
+    }
+    // New shares alone when they lower the step time by more than the hysteresis; then the
+    // eligible re-splits that add most net value, one at a time.
+    const Candidate shares = make({}, true);
+    ch.best_already = ch.best_already && shares.seqs == in_force.seqs;
+    ch.plan = in_force.step_ms - shares.step_ms > cfg_.hysteresis * in_force.step_ms ? shares
+                                                                                     : in_force;
+    for (;;) {
+      Candidate next = ch.plan;
+      for (int d : eligible) {
+        if (ch.plan.resplit.count(d)) continue;
+        std::set<int> with = ch.plan.resplit;
+        with.insert(d);
+        const Candidate c = make(with, true);
+        if (value(c) > value(next)) next = c;
+      }
+      if (next.resplit == ch.plan.resplit) break;
+      ch.plan = next;
+    }
+    for (int d : eligible) ch.repays = ch.repays && ch.plan.resplit.count(d) > 0;
+    return ch;
+  };
+  const Choice by_point = choose(acting_on), by_mean = choose(mean_ms);
+  const Choice& ch = value(by_mean.plan) > value(by_point.plan) ? by_mean : by_point;
+  const Candidate& best = ch.plan;
   const double gain = in_force.step_ms - best.step_ms;
   const double rel = in_force.step_ms > 0 ? gain / in_force.step_ms : 0;
   std::vector<double> new_shares = cur.shares;
-  if (best.seqs != cur_seqs) {
+  if (best.seqs != in_force.seqs) {
     new_shares.clear();
     for (int x : best.seqs) new_shares.push_back(static_cast<double>(x) / B);
   }
+  std::vector<std::string> unmeasured = by_point.unmeasured;
+  for (const std::string& x : by_mean.unmeasured)
+    if (std::find(unmeasured.begin(), unmeasured.end(), x) == unmeasured.end())
+      unmeasured.push_back(x);
 
   std::string decision = "keep", why;
-  if (best.resplit.empty() && best.seqs == cur_seqs) {
-    const bool best_already = now.seqs == cur_seqs && std::all_of(dc_gain.begin(), dc_gain.end(),
-                                                                  [](double g) { return g == 0; });
-    if (best_already) why = "the plan in force is the best one whole heads and sequences allow";
-    else if (!eligible.empty())
+  if (best.resplit.empty() && best.seqs == in_force.seqs) {
+    if (by_point.best_already && by_mean.best_already)
+      why = "the plan in force is the best one whole heads and sequences allow";
+    else if (!by_point.repays || !by_mean.repays)
       why = "the gain over gain_steps does not repay the measured re-split cost";
-    else if (!unmeasured.empty()) why = "the re-splits that would pay have no measured cost yet";
-    else why = "no change promises more than the hysteresis and the forecasts' noise";
+    else if (!unmeasured.empty())
+      why = "the re-splits that would pay have no measured cost yet";
+    else
+      why = "no change gains more than the hysteresis";
   } else if (!(rel > cfg_.hysteresis)) {
-    why = "predicted step-time gain below the hysteresis";
+    why = "expected step-time gain below the hysteresis";
   } else if (!(value(best) > 0)) {
     why = "the gain over gain_steps does not repay the measured re-split cost";
   } else {
     decision = best.resplit.empty() ? "shares" : "resplit";
     why = best.resplit.empty() ? "new batch shares pay" : "the re-split repays its measured cost";
   }
+  // Hysteresis in time (predictions only): the same change must be asked for by `confirm`
+  // decisions in a row, so a one-step outlier does not move the plan (and back the next step).
+  if (decision == "keep") {
+    pending_count_ = 0;
+  } else if (futures.empty()) {
+    const std::pair<std::vector<std::vector<double>>, std::vector<double>> ask{best.splits,
+                                                                               new_shares};
+    pending_count_ = ask == pending_ ? pending_count_ + 1 : 1;
+    pending_ = ask;
+    if (pending_count_ < cfg_.confirm) {
+      js << ",\"confirmations\":" << pending_count_;
+      why = "asked for " + std::to_string(pending_count_) + " of the " +
+            std::to_string(cfg_.confirm) + " decisions in a row a change needs";
+      decision = "keep";
+    }
+  }
   js << ",\"decision\":\"" << decision << "\",\"why\":\"" << why << "\"";
-  js << ",\"predicted_ms\":{\"in_force\":" << in_force.step_ms << ",\"new\":" << best.step_ms
-     << "},\"sync_ms\":" << sync_ms << ",\"gain_ms_per_step\":" << gain
-     << ",\"relative_gain\":" << rel << ",\"hysteresis\":" << cfg_.hysteresis
-     << ",\"dc_gain\":" << list(dc_gain) << ",\"noise\":" << list(noise_dc)
-     << ",\"noise_all\":" << noise_all << ",\"gain_steps\":" << cfg_.gain_steps
-     << ",\"gain_ms\":" << K * gain << ",\"cost_ms\":" << best.cost_ms << ",\"resplit\":[";
+  js << ",\"outcomes\":" << outcomes.size() << ",\"tuned_to\":\""
+     << (&ch == &by_mean ? "mean outcome" : "prediction") << "\",\"expected_ms\":{\"in_force\":"
+     << number(in_force.step_ms) << ",\"new\":" << number(best.step_ms)
+     << "},\"sync_ms\":" << number(sync_ms) << ",\"gain_ms_per_step\":" << number(gain)
+     << ",\"relative_gain\":" << number(rel) << ",\"hysteresis\":" << cfg_.hysteresis
+     << ",\"dc_gain\":" << list(ch.dc_gain) << ",\"gain_steps\":" << cfg_.gain_steps
+     << ",\"gain_ms\":" << number(K * gain) << ",\"cost_ms\":" << number(best.cost_ms)
+     << ",\"resplit\":[";
   bool first = true;
   for (int d : best.resplit) {
     js << (first ? "" : ",") << "\"" << w.dc_names[d] << "\"";
@@ -289,9 +423,10 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   js << "],\"resplit_cost_ms\":" << list(cost) << ",\"unmeasured\":[";
   for (size_t i = 0; i < unmeasured.size(); ++i)
     js << (i ? "," : "") << "\"" << unmeasured[i] << "\"";
-  js << "],\"old\":{\"splits\":" << splits_json(cur.splits) << ",\"shares\":" << list(cur.shares)
-     << "},\"new\":{\"splits\":" << splits_json(best.splits) << ",\"shares\":" << list(new_shares)
-     << "}}";
+  js << "],\"predicted_ms\":" << list(ref_ms) << ",\"acting_on_ms\":" << list(acting_on)
+     << ",\"old\":{\"splits\":" << splits_json(cur.splits)
+     << ",\"shares\":" << list(cur.shares) << "},\"new\":{\"splits\":" << splits_json(best.splits)
+     << ",\"shares\":" << list(new_shares) << "}}";
   BalanceDecision d = keep;
   if (decision != "keep") d.splits = best.splits, d.shares = new_shares;
   d.detail = js.str();

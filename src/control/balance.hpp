@@ -3,17 +3,25 @@
 // slowest rank is as fast as whole heads allow, and the global batch across DCs so that the
 // slowest DC is as fast as whole sequences allow — the discrete form of "every rank's, and
 // every DC's, predicted time equal" — then change the plan in force only when it pays. T is the
-// predicted step time: the slowest DC's compute (its sequences × its slowest rank's time per
-// sequence) plus the sync time of the plan in force (measured; overlapped with the compute under
-// the pipelined overlap).
-//   - a DC is re-split only when its slowest rank is predicted faster per sequence by more than
-//     [control.balance] hysteresis and the noise of the recent forecasts for its ranks (two
-//     robust standard deviations of their relative error: noise is not chased), and when its
-//     re-split cost has been measured;
-//   - batch shares alone move when T falls by more than the hysteresis and the pooled noise;
+// step time: the slowest DC's compute (its sequences × its slowest rank's time per sequence)
+// plus the sync time of the plan in force (measured; overlapped with the compute under the
+// pipelined overlap), on the prediction held for gain_steps steps, or, where the next
+// gain_steps steps are known (the oracle), averaged over them.
+//   - skill gate (predictions only): on the loads that came, the plans the last noise_window
+//     predictions asked for are replayed against the plans the mean of the steps before each
+//     asked for. A forecast that chases noise asks for splits the next step undoes and loses to
+//     the mean; while the predictions' plans do worse on average, the rule acts on the recent
+//     mean of the loads instead (which also undoes a change an outlier slipped through). Until
+//     half a window is scored nothing changes;
+//   - a DC is re-split only when that makes its slowest rank faster per sequence by more than
+//     the hysteresis, and its re-split cost has been measured;
+//   - batch shares alone move when they lower T by more than the hysteresis;
 //   - the re-splits taken are those that add most net value, gain_steps × (T in force − T new)
-//     − the measured cost of the re-split, and the whole change must still gain more than the
-//     hysteresis and have a positive net value.
+//     − the measured cost of the re-split; the whole change must still gain more than the
+//     hysteresis and have a positive net value. Candidates are tuned to the prediction and
+//     (oracle) to the mean of the known steps; the better one is taken;
+//   - hysteresis in time (predictions only): the same change must be asked for by
+//     [control.balance] confirm decisions in a row, so a one-step outlier moves nothing.
 // docs/balance.md gives the rule with its readings; the two policies differ only in the loads
 // they hand to it.
 #pragma once
@@ -21,6 +29,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "control/policy.hpp"
@@ -38,24 +47,28 @@ std::vector<int> balance_heads(const ModelConfig& m, const std::vector<double>& 
 // same greedy. Needs 1 <= DCs <= B and all ms_per_seq > 0.
 std::vector<int> balance_sequences(const std::vector<double>& ms_per_seq, int B);
 
-// The rule, with its memory of past forecasts (their errors are the noise level).
+// The rule, with its memory of past predictions (how the plans they asked for would have done).
 class BalanceRule {
  public:
   explicit BalanceRule(const Config& cfg) : cfg_(cfg.control.balance) {}
 
   // ref_ms: per world rank, the load predicted for view.effective_step() at the rank's reference
   // work (work.hpp); empty: nothing to go on, the plan in force stays. `source` names what the
-  // loads came from for the detail ("forecast" or, for the oracle, "true speeds").
+  // loads came from for the detail ("forecast" or, for the oracle, "true speeds"). futures:
+  // the loads of the next gain_steps steps when they are known (the oracle), else empty.
   BalanceDecision decide(const ControllerView& v, const std::vector<double>& ref_ms,
-                         const std::string& source);
+                         const std::string& source,
+                         const std::vector<std::vector<double>>& futures = {});
 
  private:
   void score(const ControllerView& v);  // the errors of past predictions whose step completed
-  double noise(const ControllerView& v, int dc) const;  // dc < 0: every rank pooled
 
   BalanceConfig cfg_;
   std::map<int64_t, std::vector<double>> predicted_;  // step → ref_ms predicted for it
-  std::vector<std::deque<double>> errors_;             // per rank: recent relative errors
+  std::deque<double> backtest_;  // per scored step: the relative gain the predicted plan would
+                                 // have had over the recent mean's plan, on the loads that came
+  std::pair<std::vector<std::vector<double>>, std::vector<double>> pending_;  // change asked for
+  int pending_count_ = 0;        // decisions in a row that asked for it
 };
 
 }  // namespace strait

@@ -1,9 +1,10 @@
 // forecaster_oracle.cpp — forecaster "oracle", an UPPER BOUND, not a method: it reads the
 // scenario's rank speeds for the steps it forecasts (view.clairvoyant(), which real policies must
-// never call). Emulation makes a rank at speed v take own/v, its own compute outside the DC's
-// reductions, so its load at step s is the own compute it measured in the last completed step,
-// at the work of the record in force (work.hpp), divided by its speed at s; what it cannot see
-// is a change in the compute itself.
+// never call). Emulation makes a rank at speed v take 1/v of its time at full speed (its own
+// compute, or the emulated device's time), so its load at step s is its load in the last
+// completed step × the speed it had then (RankStep::speed, for oracles only), at the work of the
+// record in force (work.hpp), divided by its speed at s; what it cannot see is a change in the
+// compute itself.
 #include <limits>
 
 #include "control/policies.hpp"
@@ -23,7 +24,7 @@ class Oracle final : public Forecaster {
     const std::vector<double> w = relative_work(v.world(), v.plan().splits, v.plan().shares);
     for (size_t r = 0; r < last->ranks.size(); ++r) {
       const RankStep& m = last->ranks[r];
-      const double compute = (m.compute_ms - m.reduce_ms) / (m.work > 0 ? m.work : 1.0) * w[r];
+      const double compute = m.ref_load_ms() * m.speed * w[r];
       std::vector<double> ahead;
       for (int j = 0; j < horizon_; ++j)
         ahead.push_back(compute / v.clairvoyant().rank_speed(static_cast<int>(r), at + j));

@@ -33,7 +33,7 @@ struct RankStep {
   double optimizer_ms = 0;  // Adam on its shard
   double split = 0;         // its split fraction within its DC
   double slack_ms = 0;      // how much earlier than the slowest rank it finished the step's work
-  double speed = 1;         // the scenario's relative speed of the rank in the step
+  double speed = 1;         // the scenario's speed of the rank in the step (trace, ORACLES ONLY)
   double reduce_ms = 0;     // the part of compute_ms in its DC's reductions (waits included)
   double reshard_ms = 0;    // re-splitting its DC just before the step (0: no re-split)
   int batch = 0;            // sequences of its DC in the step

@@ -1,6 +1,7 @@
 // pacer.cpp — see pacer.hpp.
 #include "train/pacer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -8,17 +9,23 @@
 
 namespace strait {
 
-void Pacer::begin(double speed) {
+void Pacer::begin(double speed, double device_ms, int stretches) {
   speed_ = speed;
+  device_ms_ = device_ms;
+  share_ms_ = device_ms / std::max(1, stretches);
+  paced_ = 0;
   t_ = Times{};
   mark_ = now_ms();
 }
 
-void Pacer::pace(double now) {
+void Pacer::pace(double now, double share_ms) {
   const double own = now - mark_;
   t_.own_ms += own;
-  if (speed_ >= 1.0) return;
-  const double idle = (1.0 / speed_ - 1.0) * own;
+  ++paced_;
+  const double idle = device_ms_ > 0 ? std::max(0.0, share_ms - own)
+                      : speed_ < 1.0 ? (1.0 / speed_ - 1.0) * own
+                                     : 0.0;
+  if (idle <= 0) return;
   t_.emulated_ms += idle;
   std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(idle));
 }
@@ -26,7 +33,7 @@ void Pacer::pace(double now) {
 void Pacer::allreduce_sum(float* buf, size_t n) {
   if (inner_.size() <= 1 || n == 0) return inner_.allreduce_sum(buf, n);  // no meeting
   if (sync_device_) be_.synchronize();
-  pace(now_ms());
+  pace(now_ms(), share_ms_);
   const double t0 = now_ms();
   inner_.allreduce_sum(buf, n);
   if (sync_device_) be_.synchronize();
@@ -35,7 +42,8 @@ void Pacer::allreduce_sum(float* buf, size_t n) {
 }
 
 Pacer::Times Pacer::finish() {
-  pace(now_ms());
+  // The last stretch takes what is left of the device's step (all of it without reductions).
+  pace(now_ms(), std::max(0.0, device_ms_ - paced_ * share_ms_));
   mark_ = now_ms();
   return t_;
 }

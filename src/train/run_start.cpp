@@ -57,8 +57,8 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
     channels_.push_back(SyncChannel::open(topo_, be));
   }
   // The model reduces through the pacer, which emulates the scenario's load inside the compute
-  // (pacer.hpp); it synchronizes the device only when some rank is ever loaded.
-  pacer_ = std::make_unique<Pacer>(*compute_.dc, be, scenario_->loaded());
+  // (pacer.hpp); it synchronizes the device only when some rank is ever loaded or emulated.
+  pacer_ = std::make_unique<Pacer>(*compute_.dc, be, scenario_->loaded() || cfg.device_gflops > 0);
   model_ = std::make_unique<Transformer<float>>(be, *pacer_);
   // A balancer that weighs a re-split's gain against its measured cost needs the cost before
   // its first decision: a re-split to the starting layout makes the same gathers, broadcasts and

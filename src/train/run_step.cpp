@@ -9,6 +9,7 @@
 
 #include "core/apportion.hpp"
 #include "core/check.hpp"
+#include "control/work.hpp"
 #include "core/timer.hpp"
 #include "train/model_state.hpp"
 #include "train/run.hpp"
@@ -87,7 +88,14 @@ void Run::compute(Work& w) {
   if (in_flight_.active() && in_flight_.expert() == w.expert) complete_in_flight();
   Backend<float>& be = *compute_.be;
   w.speed = scenario_->rank_speed(topo_.world_rank, w.step);
-  pacer_->begin(w.speed);  // the load is emulated inside the compute, at every DC reduction
+  // The load is emulated inside the compute, at every DC reduction (pacer.hpp); on an emulated
+  // device ([device] gflops) the step lasts the shard's FLOPs on this batch / (rate × speed),
+  // spread over the 4 reductions per layer and the stretch after the last one.
+  double device_ms = 0;
+  if (cfg_.device_gflops > 0)
+    device_ms = sequence_flops(cfg_.model, layouts_[topo_.local_rank].spec) * w.batch /
+                (cfg_.device_gflops * 1e9 * w.speed) * 1e3;
+  pacer_->begin(w.speed, device_ms, 4 * cfg_.model.layers + 1);
   w.loss = model_->forward_backward(*experts_[w.expert], tokens_.data(), targets_.data(), w.batch);
   be.synchronize();
 }

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -175,6 +176,64 @@ TEST(Equivalence, ResplitInTheMiddleOfTheRun) {
     EXPECT_EQ(got.resplits, 2);
   }
   expect_matches_reference(got, reference(20, 1));
+}
+
+// A drifting load replayed from a real trace (GPU duty cycles of busy pods, configs/data) on
+// the three ranks of DC "a", each an emulated device ([device]) so that the step time follows
+// the load: the proportional balancer re-splits "a" in the middle of the run (its slow rank
+// gets fewer heads) and moves the batch shares, the trace shows the speeds, the re-splits with
+// their cost and the forecasts, and the losses still follow the single-rank run.
+TEST(Equivalence, ProportionalResplitsUnderADriftingReplay) {
+  const std::string data = (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() /
+                            "configs/data/gpu-duty-8pods.csv").string();
+  Config cfg = load("drift", base_toml(24, 1) +
+                                 "[[datacenter]]\nname = \"a\"\nranks = 3\n"
+                                 "[[datacenter]]\nname = \"b\"\nranks = 3\n"
+                                 "[device]\ngflops = 0.2\n"
+                                 "[[load]]\ndatacenter = \"a\"\nkind = \"trace\"\nfile = \"" + data +
+                                 "\"\nsignal = \"util_pct\"\npod = [27, 47, 58]\nstart = 4200\n"
+                                 "stride = 6\nfloor = 0.2\n"
+                                 "[control]\nforecaster = \"gmc\"\nbalancer = \"proportional\"\n"
+                                 "[control.balance]\nnoise_window = 4\n");
+  TrainOptions opt;
+  opt.trace_path = tmpdir() + "/drift.h5";
+  opt.force = true;
+  const auto got = run_on_prefix(cfg, opt);
+  expect_matches_reference(got, reference(24, 1));
+  if (world_rank() != 0) return;
+  EXPECT_GE(got.resplits, 1);
+  const TraceData d = read_trace(opt.trace_path);
+  // The speeds the ranks had: pod 27 at 23 % of its device from step 3 (77 % busy), others full.
+  for (const auto& r : d.ranks) {
+    if (r.rank == 0 && r.step >= 3 && r.step < 13) {
+      EXPECT_NEAR(r.speed, 0.23, 0.01) << r.step;
+    }
+    if (r.rank >= 3) {
+      EXPECT_EQ(r.speed, 1.0);
+    }
+  }
+  int resplits = 0;
+  for (const auto& r : d.decisions)
+    if (r.slot == "balancer" && r.detail.find("\"decision\":\"resplit\"") != std::string::npos) {
+      ++resplits;
+      EXPECT_NE(r.detail.find("\"cost_ms\":"), std::string::npos) << r.detail;
+      EXPECT_NE(r.detail.find("\"resplit\":[\"a\"]"), std::string::npos) << r.detail;
+    }
+  EXPECT_EQ(resplits, got.resplits);
+  // Rank 0 holds fewer heads once re-split; the re-split was timed on every rank of "a".
+  double least = 1, reshard = 0;
+  for (const auto& r : d.ranks) {
+    if (r.rank == 0) least = std::min(least, r.split);
+    if (r.rank < 3 && r.step > 0) reshard = std::max(reshard, r.reshard_ms);
+  }
+  EXPECT_LT(least, 1.0 / 3);
+  EXPECT_GT(reshard, 0);
+  // One forecast per rank and step once the controller had something to go on.
+  EXPECT_GE(d.forecasts.size(), 6u * 20);
+  for (const auto& f : d.forecasts) {
+    EXPECT_GT(f.load_ms, 0);
+    EXPECT_FALSE(f.model.empty());
+  }
 }
 
 TEST(Equivalence, TwoExperts) {

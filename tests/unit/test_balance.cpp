@@ -257,7 +257,7 @@ TEST(BalanceRule, AResplitThatCannotRepayItsMeasuredCostIsNotMade) {
 TEST(BalanceRule, AResplitWhoseCostWasNeverMeasuredIsNotMade) {
   Sim sim(config("unmeasured", "[control.balance]\nshares = false\n"));
   sim.reshard_ms = -1;
-  for (int64_t s = 0; s < 10; ++s) sim.step(s, {1, 0.25, 1, 1}, kOnes);
+  for (int64_t s = 0; s < 20; ++s) sim.step(s, {1, 0.25, 1, 1}, kOnes);
   EXPECT_EQ(sim.resplits, 0);
   EXPECT_EQ(sim.share_moves, 0);
   EXPECT_NE(sim.details.back().find("\"unmeasured\":[\"east\"]"), std::string::npos)
@@ -284,6 +284,20 @@ TEST(BalanceRule, StationaryNoiseIsNotChased) {
   Sim real(config("real", ""));
   for (int64_t s = 0; s < 30; ++s) real.step(s, {1, 0.25, 1, 1}, kOnes);
   EXPECT_EQ(real.resplits, 1);
+}
+
+TEST(BalanceRule, AOneStepOutlierMovesNothing) {
+  // Rank 1 is four times slower for one step only (a hiccup of its device).
+  for (const int confirm : {2, 1}) {
+    Sim sim(config("outlier" + std::to_string(confirm),
+                   "[control.balance]\nconfirm = " + std::to_string(confirm) + "\n"));
+    for (int64_t s = 0; s < 40; ++s) sim.step(s, s == 25 ? std::vector<double>{1, 0.25, 1, 1} : kOnes, kOnes);
+    if (confirm == 2) {
+      EXPECT_EQ(sim.resplits + sim.share_moves, 0) << "the default waits for a second look";
+    } else {
+      EXPECT_EQ(sim.resplits, 2) << "acting on one look re-splits, and back";
+    }
+  }
 }
 
 TEST(BalanceRule, TheOracleReadsTheTrueSpeeds) {

@@ -198,6 +198,10 @@ std::vector<BadCase> bad_cases() {
        "hysteresis"},
       {"balance_noise_window_one", b, {"control.balance.noise_window=1"}, "1 is out of range",
        "control.balance.noise_window", "", true},
+      {"balance_confirm_zero", bal + "confirm = 0\n", {}, "expected an integer in [1, 64]",
+       "control.balance.confirm", "confirm"},
+      {"device_gflops_negative", b + "\n[device]\ngflops = -1\n", {},
+       "-1 is out of range; expected a number in [0, 1e9]", "device.gflops", "gflops"},
       {"unknown_key", with("seq_len = 16\n", "seq_len = 16\nseqlen = 3\n"), {}, "unknown key",
        "model.seqlen", "seqlen = 3"},
       {"unknown_key_lists_allowed", with("seq_len = 16\n", "seq_len = 16\nseqlen = 3\n"), {},
@@ -767,13 +771,13 @@ TEST(Config, MpiAllreduceIsOfferedWithoutTheSoftwareShaper) {
 // What ships must pass the whole validation, not only config/'s part.
 TEST(Config, EveryShippedConfigIsValid) {
   int n = 0;
-  for (const auto& e : fs::directory_iterator(source_dir() / "configs")) {
-    if (e.path().extension() != ".toml") continue;
+  for (const auto& e : fs::recursive_directory_iterator(source_dir() / "configs")) {
+    if (e.path().extension() != ".toml") continue;  // configs/ and configs/balance/
     SCOPED_TRACE(e.path().string());
     EXPECT_NO_THROW(load_valid_config(e.path().string()));
     ++n;
   }
-  EXPECT_GE(n, 2);
+  EXPECT_GE(n, 8);
 }
 
 TEST(Config, WorldSizeMismatch) {

@@ -41,12 +41,15 @@ struct View {
   explicit View(Config c)
       : cfg(std::move(c)), sc(std::make_shared<const Scenario>(cfg)),
         view(make_world(cfg, *sc, true), sc, Plan{}) {}
-  // Step s completed with these per-rank compute and emulated times.
-  void record(int64_t s, const std::vector<double>& compute, const std::vector<double>& emulated) {
+  // Step s completed with these per-rank compute and emulated times (and scenario speeds).
+  void record(int64_t s, const std::vector<double>& compute, const std::vector<double>& emulated,
+              const std::vector<double>& speed = {}) {
     StepRecord r;
     r.step = s;
-    for (size_t k = 0; k < compute.size(); ++k)
+    for (size_t k = 0; k < compute.size(); ++k) {
       r.ranks.push_back(RankStep{compute[k], emulated[k], 1, 0, 0.5, 0});
+      if (k < speed.size()) r.ranks.back().speed = speed[k];
+    }
     view.record(r);
   }
 };
@@ -130,7 +133,7 @@ TEST(Forecasters, OracleDividesComputeByTheTrueSpeed) {
   auto o = make_forecaster("oracle", v.cfg);
   v.view.set_clock(0, 0);
   EXPECT_TRUE(o->forecast(v.view).load_ms.empty());
-  v.record(0, {10, 12, 14}, {0, 12, 0});  // rank 1 runs at speed 0.5: it idled 12 ms
+  v.record(0, {10, 12, 14}, {0, 12, 0}, {1, 0.5, 1});  // rank 1 at speed 0.5 idled 12 ms
   v.view.set_clock(2, 0);
   const Forecast f = o->forecast(v.view);
   ASSERT_EQ(f.load_ms.size(), 3u);

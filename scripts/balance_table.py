@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""balance_table.py LIST CSV MD — the tables of make bench-balance (scripts/bench-balance.sh).
+
+LIST has one line per run: "scenario forecaster balancer repeat trace.h5". From each trace:
+  tokens/s      the run's tokens over its wall time (sum of /steps.wall_ms);
+  idle share    the mean over steps of sum_r (L_max - L_r) / (ranks x L_max), with L_r a rank's
+                load (compute outside the DC's reductions + emulated, /ranks): the share of the
+                compute phase the ranks spend waiting for the slowest one, 0 when balanced;
+  re-splits     balancer decisions that re-split, and those that moved only the batch shares;
+  re-split ms   the time the re-splits took (per step the slowest rank's /ranks.reshard_ms; the
+                start-up probe that measures the cost is included) and its share of the run.
+The Markdown table gives medians over the repeats, the spread of tokens/s (min-max), the
+speed-up over `static` and the fraction of the `oracle` balancer (an UPPER BOUND) per scenario.
+"""
+import csv
+import json
+import statistics
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+list_file, csv_out, md_out = sys.argv[1:4]
+rows = []
+for line in open(list_file):
+    scenario, forecaster, balancer, rep, trace = line.split()
+    with h5py.File(trace, "r", locking=False) as f:
+        steps, ranks = f["steps"][()], f["ranks"][()]
+        decisions = [json.loads(d["detail"]) for d in f["decisions"][()]
+                     if d["slot"].decode() == "balancer"]
+    load = ranks["compute_ms"] - ranks["reduce_ms"] + ranks["emulated_ms"]
+    idle, reshard = [], 0.0
+    for s in steps["step"]:
+        at = ranks["step"] == s
+        lm = load[at].max()
+        idle.append(float(np.mean((lm - load[at]) / lm)) if lm > 0 else 0.0)
+        reshard += float(ranks["reshard_ms"][at].max())
+    wall = float(steps["wall_ms"].sum())
+    rows.append({
+        "scenario": scenario, "forecaster": forecaster, "balancer": balancer, "run": int(rep),
+        "steps": len(steps), "tokens_per_s": float(steps["tokens"].sum()) / (wall / 1e3),
+        "wall_ms_mean": wall / len(steps), "idle_share": float(np.mean(idle)),
+        "resplits": sum(d.get("decision") == "resplit" for d in decisions),
+        "share_moves": sum(d.get("decision") == "shares" for d in decisions),
+        "resplit_ms": reshard, "resplit_share": reshard / wall,
+        "final_loss": float(steps["loss"][-1]),
+    })
+
+with open(csv_out, "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+
+# Medians per scenario and policy, in the order the runs were listed.
+groups = {}
+for r in rows:
+    groups.setdefault((r["scenario"], r["forecaster"], r["balancer"]), []).append(r)
+med = lambda k, g: statistics.median(x[k] for x in g)
+scenarios = list(dict.fromkeys(r["scenario"] for r in rows))
+repeats = max(r["run"] for r in rows)
+commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                        text=True).stdout.strip() or "unknown"
+out = [
+    "# Does re-splitting pay? (`make bench-balance`)",
+    "",
+    f"Command: `scripts/bench-balance.sh build` (commit {commit}; {repeats} runs of each policy, "
+    "interleaved; medians, tokens/s with its min-max over the runs). Scenarios: "
+    "`configs/balance/*.toml`, 2 DCs x 2 ranks, 60 steps, every rank an emulated device of 8 "
+    "model GFLOP/s; docs/balance.md says what they are and what the figures mean. "
+    "`oracle` is an UPPER BOUND (it reads the scenario's true speeds), not a method.",
+    "",
+    "| scenario | forecaster | balancer | tokens/s | min-max | idle share | vs static | "
+    "of oracle | re-splits | share moves | re-split time |",
+    "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+]
+for s in scenarios:
+    static = [g for k, g in groups.items() if k[0] == s and k[2] == "static"]
+    oracle = [g for k, g in groups.items() if k[0] == s and k[2] == "oracle"]
+    base = med("tokens_per_s", static[0]) if static else None
+    best = med("tokens_per_s", oracle[0]) if oracle else None
+    for (sc, fc, bal), g in groups.items():
+        if sc != s:
+            continue
+        t = med("tokens_per_s", g)
+        lo, hi = min(x["tokens_per_s"] for x in g), max(x["tokens_per_s"] for x in g)
+        out.append(
+            f"| {sc} | {fc} | {bal} | {t:.0f} | {lo:.0f}-{hi:.0f} | {med('idle_share', g):.3f} | "
+            + (f"{t / base:.2f}x" if base else "-") + " | "
+            + (f"{t / best:.0%}" if best else "-") + " | "
+            + f"{med('resplits', g):g} | {med('share_moves', g):g} | "
+            + f"{med('resplit_share', g):.2%} |")
+open(md_out, "w").write("\n".join(out) + "\n")
