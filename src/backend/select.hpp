@@ -1,6 +1,7 @@
 // select.hpp — picks the backend a run computes on: "cpu", "cuda" or "auto" (CUDA when a device
-// is visible). The only file above cuda/ that mentions CUDA is select.cpp, behind
-// STRAIT_HAVE_CUDA; the rest of the code sees a Backend and a DcComm.
+// is visible). The only file above cuda/ that mentions CUDA is select.cpp, which opens the CUDA
+// backend's shared module (cuda_module.hpp) only for "cuda" and "auto": a CPU run loads no CUDA
+// library. The rest of the code sees a Backend and a DcComm.
 #pragma once
 #include <mpi.h>
 
@@ -30,7 +31,19 @@ ComputeBackend make_compute_backend(const std::string& kind, const std::string& 
 // The calling rank's index among the ranks of `comm` on the same machine. Collective over comm.
 int node_rank(MPI_Comm comm);
 
-// Number of visible CUDA devices (0 without a CUDA build).
+// Number of visible CUDA devices (0 without a CUDA build, or when its module or the CUDA
+// libraries cannot be loaded). The first call opens the module.
 int cuda_devices();
+// Why CUDA cannot be used here ("" when a device is visible): no module, a library it needs
+// missing (the loader's message), or no device.
+std::string cuda_unavailable();
+
+// Sets this rank's OpenBLAS threads (the CPU backend's GEMMs): `requested` (run.blas_threads), or
+// with 0 the rank's share of its node, max(1, usable cores / ranks on the node) — usable cores as
+// the rank's CPU affinity allows, so a launcher's binding is respected. Collective over `comm`
+// (to count the ranks on each node). Returns the threads in force (openblas_get_num_threads).
+// Each rank sets its own: a plain `mpirun strait train` no longer runs one OpenBLAS thread per
+// core in every rank.
+int pin_blas_threads(int requested, MPI_Comm comm);
 
 }  // namespace strait

@@ -74,6 +74,12 @@ void print_summary(const std::string& path, const TraceData& d) {
   std::printf("run          %s\n", m.run_name.empty() ? "(unnamed)" : m.run_name.c_str());
   std::printf("status       %s%s\n", d.status.c_str(),
               d.status == "running" ? " (still running, or killed before it could close)" : "");
+  if (!d.reason.empty()) std::printf("reason       %s\n", d.reason.c_str());
+  if (d.segments.size() > 1) {  // resumed: one line per stretch of the run
+    std::printf("segments     %zu (the run was resumed %zu time%s)\n", d.segments.size(),
+                d.segments.size() - 1, d.segments.size() == 2 ? "" : "s");
+    for (const std::string& s : d.segments) std::printf("             %s\n", s.c_str());
+  }
   std::printf("version      %s (commit %s)\n", m.version.c_str(), m.commit.c_str());
   if (!m.start_time.empty()) std::printf("started      %s\n", m.start_time.c_str());
   if (!m.config_file.empty()) std::printf("config       %s\n", m.config_file.c_str());

@@ -2,8 +2,9 @@
 // without MPI (load_valid_config, the same checks as `strait train`), then print what it
 // resolves to (datacenters, links, model, training, policies), the rank → datacenter map with
 // each rank's shard, the parameter count and the per-rank memory estimate — the shard and batch
-// numbers from model/ and core/apportion.hpp, the ones the run uses. Exit status 0 when valid,
-// 2 on a config error.
+// numbers from model/ and core/apportion.hpp, the ones the run uses. Also the machine checks of
+// `strait train` (validate/host.hpp: outputs writable, room for a checkpoint, a CUDA device).
+// Exit status 0 when valid, 2 on a config error.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "core/apportion.hpp"
 #include "model/layout.hpp"
 #include "model/memory.hpp"
+#include "config/limits.hpp"
+#include "validate/host.hpp"
 #include "validate/validate.hpp"
 
 namespace strait {
@@ -134,6 +137,12 @@ void print_config(const Config& c) {
 int cmd_validate(const std::string& config, const std::vector<std::string>& sets) {
   try {
     const Config c = load_valid_config(config, sets);
+    // What `strait train` checks on the machine before it creates anything, here too.
+    const std::vector<std::string> host = host_problems(c, c.trace.path, c.checkpoint.path, "");
+    if (!host.empty()) {
+      std::fprintf(stderr, "strait: %s\n", limits::join_errors(host).c_str());
+      return 2;
+    }
     print_config(c);
     return 0;
   } catch (const ConfigError& e) {

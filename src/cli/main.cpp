@@ -2,10 +2,16 @@
 // Subcommands are implemented one per file (cmd_*.cpp).
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+#include <cstring>
+#include <string>
+
 #include "cli/commands.hpp"
 #include "core/version.hpp"
+#include "trace/h5util.hpp"
 
 int main(int argc, char** argv) {
+  strait::h5::init();
   CLI::App app{"strait: train transformers across emulated datacenters joined by slow WAN links"};
   app.set_version_flag("--version", std::string(strait::version()) + " (" + strait::commit() + ")");
   app.require_subcommand(1);
@@ -16,7 +22,13 @@ int main(int argc, char** argv) {
   train->add_option("--set", t.sets, "Override a config key: key=value (repeatable)");
   train->add_option("--out", t.out, "Trace path (default: <run.out_dir>/<run.name>.h5)");
   train->add_flag("--force", t.force, "Overwrite an existing trace and checkpoint");
-  train->add_option("--resume", t.resume, "Continue from this checkpoint")->check(CLI::ExistingFile);
+  train->add_option("--resume", t.resume,
+                    "Continue from this checkpoint at its step, bit for bit: an existing trace at "
+                    "the trace path is continued (its rows from that step on are replaced), else "
+                    "a new one names the checkpoint; the checkpoint's splits and batch shares "
+                    "hold unless the config's differ and control.balancer is \"static\" (then "
+                    "the config's apply, re-splitting at the first step)")
+      ->check(CLI::ExistingFile);
 
   std::string vconfig;
   std::vector<std::string> vsets;
@@ -78,6 +90,20 @@ int main(int argc, char** argv) {
   policies->add_flag("--markdown", markdown, "As the Markdown table of docs/config.md");
   app.footer("Policies a config may name in [control]:\n" + strait::policies_brief());
 
+  // CLI11 answers an unknown first word with "A subcommand is required": say what was wrong.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "strait: unknown subcommand '%s'; expected one of %s (strait --help)\n",
+                   argv[1], names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

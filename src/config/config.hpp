@@ -208,6 +208,11 @@ struct Config {
   std::string backend = "cpu"; // "cpu" | "cuda" | "auto"
   std::string gpu_math = "tf32";  // CUDA matmul compute: "tf32" | "bf16" | "fp32" (FP32 storage)
   double memory_limit_gb = 0;  // 0: MemTotal of this machine
+  // The watchdog (src/train/watchdog.hpp): a rank without progress for stall_timeout_s ends the
+  // job (0: no watchdog); after SIGINT/SIGTERM, stop_grace_s without progress does.
+  double stall_timeout_s = 300;
+  double stop_grace_s = 20;
+  int blas_threads = 1;        // OpenBLAS threads per rank; 0: the rank's share of its node's cores
   std::vector<DatacenterConfig> datacenters;
   NetworkConfig network;
   std::vector<LinkConfig> links;  // the links that exist: every ordered pair with full_mesh
@@ -247,9 +252,15 @@ double memory_limit_bytes(const Config& cfg);
 // expected mpirun -np N" when the MPI world does not match the config.
 void check_world_size(const Config& cfg, int actual_world_size);
 
+// Empty when the run may write `output`, else why not: it is the config file, a link schedule,
+// the corpus or a file inside the corpus folder (the run would overwrite or read its own output).
+// Paths are compared as the file system resolves them (links, "..", another spelling).
+std::string output_clash(const Config& cfg, const std::string& output);
+
 // Reads a link schedule CSV: a header line "time_s,capacity_gbps,latency_ms", then one row per
-// change, times ascending from 0, capacity > 0, latency >= 0 (blank lines and lines starting
-// with '#' are skipped). Throws ConfigError "<csv>:<line>: <key>: <what>; expected <what>",
+// change, times ascending from 0 (at most 1e9 s), capacity and latency within the bounds of
+// config/limits.hpp (blank lines and lines starting with '#' are skipped; a FIFO or a file above
+// 256 MiB is refused). Throws ConfigError "<csv>:<line>: <key>: <what>; expected <what>",
 // where <key> names the config key that points at the file (e.g. "link.0.schedule").
 std::vector<ScheduleRow> read_schedule_csv(const std::string& path,
                                            const std::string& key = "schedule");

@@ -20,6 +20,7 @@
 #include <tuple>
 
 #include "config/config.hpp"
+#include "config/limits.hpp"
 #include "config/messages.hpp"
 
 namespace strait {
@@ -36,7 +37,8 @@ const std::map<std::string, std::vector<std::string>>& schema() {
   static const std::map<std::string, std::vector<std::string>> s = {
       {"", {"run", "datacenter", "network", "link", "load", "device", "model", "train", "control",
             "trace", "checkpoint"}},
-      {"run", {"name", "out_dir", "backend", "gpu_math", "memory_limit_gb"}},
+      {"run", {"name", "out_dir", "backend", "gpu_math", "memory_limit_gb", "stall_timeout_s",
+               "stop_grace_s", "blas_threads"}},
       {"datacenter", {"name", "ranks", "speed", "split"}},
       {"network", {"shaper", "time_scale", "chunk_kib", "default_capacity_gbps",
                    "default_latency_ms", "default_jitter_ms", "full_mesh"}},
@@ -136,7 +138,7 @@ class Checker {
   size_t count() const { return errors_.size(); }
   void throw_if_any() const {
     if (errors_.empty()) return;
-    throw ConfigError(join(errors_, "\n"));
+    throw ConfigError(limits::join_errors(errors_));  // the first lines, then a count
   }
 
  private:
@@ -379,6 +381,12 @@ void apply_override(Checker& c, toml::table& root, const std::string& text) {
         c.fail_at("--set:0", key, join_path(spath, p) + " is a value, not a table", expected_key);
         return;
       }
+      int at = 0;
+      if (const std::string deep = limits::nesting_problem("v = " + value, at); !deep.empty()) {
+        c.fail_at("--set:0", key, "the value nests " + deep, "a value nested at most " +
+                  std::to_string(limits::kMaxNesting) + " levels deep");
+        return;
+      }
       toml::table v = parse_value(value, kStringKeys.count(sub) > 0);
       tbl->insert_or_assign(p, *v.get("v"));
       c.mark_override(tbl->get(p));
@@ -468,6 +476,16 @@ void read_run(Checker& c, const toml::table* t, Config& cfg) {
            "one of tf32, bf16, fp32");
   read_number(c, t, "memory_limit_gb", "run.memory_limit_gb", cfg.memory_limit_gb,
               [](double x) { return x >= 0; }, "a number >= 0 (GiB per rank; 0 = MemTotal)");
+  read_number(c, t, "stall_timeout_s", "run.stall_timeout_s", cfg.stall_timeout_s,
+              [](double x) { return x == 0 || (x >= 1 && x <= limits::kMaxStallTimeoutS); },
+              "0 (no watchdog) or a number in [1, 604800] (seconds without progress before the "
+              "job is ended)");
+  read_number(c, t, "stop_grace_s", "run.stop_grace_s", cfg.stop_grace_s,
+              [](double x) { return x >= 1 && x <= limits::kMaxStopGraceS; },
+              "a number in [1, 3600] (seconds a stopping run may go without progress)");
+  read_int(c, t, "blas_threads", "run.blas_threads", 0, limits::kMaxBlasThreads, cfg.blas_threads,
+           "an integer in [0, 1024] (OpenBLAS threads per rank; 0 = the rank's share of its "
+           "node's cores)");
 }
 
 // Returns false when the datacenters are unusable (later checks that need them are skipped).
@@ -552,18 +570,19 @@ void read_network(Checker& c, const toml::table* net, NetworkConfig& nw) {
     c.fail(child(net, "shaper"), "network.shaper", "unknown shaper " + quote(nw.shaper),
            "one of software, none");
   read_number(c, net, "time_scale", "network.time_scale", nw.time_scale,
-              [](double x) { return x > 0; },
-              "a number > 0 (run capacity = capacity / time_scale, latency × time_scale)");
+              [](double x) { return x >= limits::kMinTimeScale && x <= limits::kMaxTimeScale; },
+              "a number in [0.001, 1000] (run capacity = capacity / time_scale, latency × "
+              "time_scale)");
   long long kib = nw.chunk_bytes / 1024;
   if (read_int(c, net, "chunk_kib", "network.chunk_kib", 1, 1048576, kib,
                "an integer in [1, 1048576] (KiB per chunk, at most 1 GiB)") == Got::ok)
     nw.chunk_bytes = kib * 1024;
   read_number(c, net, "default_capacity_gbps", "network.default_capacity_gbps",
-              nw.default_capacity_gbps, [](double x) { return x > 0; }, "a number > 0 (Gbit/s)");
+              nw.default_capacity_gbps, limits::capacity_ok, limits::kCapacityRule);
   read_number(c, net, "default_latency_ms", "network.default_latency_ms", nw.default_latency_ms,
-              [](double x) { return x >= 0; }, "a number >= 0 (milliseconds)");
+              limits::latency_ok, limits::kLatencyRule);
   read_number(c, net, "default_jitter_ms", "network.default_jitter_ms", nw.default_jitter_ms,
-              [](double x) { return x >= 0; }, "a number >= 0 (milliseconds)");
+              limits::latency_ok, limits::kLatencyRule);
   read_bool(c, net, "full_mesh", "network.full_mesh", nw.full_mesh);
 }
 
@@ -705,14 +724,13 @@ void read_link_schedule(Checker& c, const toml::table* t, const std::string& p,
         all = false;
       }
     bool ok = read_number(c, t, "step_at_s", p + ".step_at_s", link.step_at_s,
-                          [](double x) { return x > 0; },
-                          "a number > 0 (seconds after the start)") == Got::ok;
+                          [](double x) { return x > 0 && x <= limits::kMaxScheduleTimeS; },
+                          "a number in (0, 1e9] (seconds after the start)") == Got::ok;
     ok = read_number(c, t, "step_capacity_gbps", p + ".step_capacity_gbps",
-                     link.step_capacity_gbps, [](double x) { return x > 0; },
-                     "a number > 0 (Gbit/s)") == Got::ok && ok;
+                     link.step_capacity_gbps, limits::capacity_ok,
+                     limits::kCapacityRule) == Got::ok && ok;
     ok = read_number(c, t, "step_latency_ms", p + ".step_latency_ms", link.step_latency_ms,
-                     [](double x) { return x >= 0; }, "a number >= 0 (milliseconds)") == Got::ok &&
-         ok;
+                     limits::latency_ok, limits::kLatencyRule) == Got::ok && ok;
     link.has_step = all && ok;
     return;
   }
@@ -730,7 +748,8 @@ void read_link_schedule(Checker& c, const toml::table* t, const std::string& p,
   if (fgot == Got::ok && factors.empty())
     c.fail(child(t, "markov_factors"), p + ".markov_factors", "empty", fexp);
   read_number(c, t, "markov_dwell_s", p + ".markov_dwell_s", link.markov_dwell_s,
-              [](double x) { return x > 0; }, "a number > 0 (seconds per congestion state)");
+              [](double x) { return x >= limits::kMinDwellS && x <= limits::kMaxScheduleTimeS; },
+              "a number in [0.001, 1e9] (seconds per congestion state)");
   read_int(c, t, "markov_seed", p + ".markov_seed", 0, LLONG_MAX, link.markov_seed);
   const toml::node* tn = child(t, "markov_transition");
   if (!tn || fgot != Got::ok || factors.empty()) return;
@@ -784,11 +803,11 @@ void read_links(Checker& c, const toml::table& root, Config& cfg) {
       c.fail(child(t, "to"), p + ".to", "unknown datacenter " + quote(to), known);
     LinkConfig link = make(from, to);
     read_number(c, t, "capacity_gbps", p + ".capacity_gbps", link.capacity_gbps,
-                [](double x) { return x > 0; }, "a number > 0 (Gbit/s)");
-    read_number(c, t, "latency_ms", p + ".latency_ms", link.latency_ms,
-                [](double x) { return x >= 0; }, "a number >= 0 (milliseconds)");
-    read_number(c, t, "jitter_ms", p + ".jitter_ms", link.jitter_ms,
-                [](double x) { return x >= 0; }, "a number >= 0 (milliseconds)");
+                limits::capacity_ok, limits::kCapacityRule);
+    read_number(c, t, "latency_ms", p + ".latency_ms", link.latency_ms, limits::latency_ok,
+                limits::kLatencyRule);
+    read_number(c, t, "jitter_ms", p + ".jitter_ms", link.jitter_ms, limits::latency_ok,
+                limits::kLatencyRule);
     read_link_schedule(c, t, p, config_dir, link);
     if (fi < 0 || ti < 0) continue;
     if (fi == ti) {
@@ -843,8 +862,8 @@ void read_model(Checker& c, const toml::table* t, Config& cfg) {
   read_int(c, t, "seq_len", "model.seq_len", 2, INT_MAX, m.seq_len);
   read_int(c, t, "vocab", "model.vocab", 256, 256, m.vocab, "256 (byte-level tokens)");
   read_int(c, t, "experts", "model.experts", 1, INT_MAX, m.experts);
-  read_number(c, t, "init_std", "model.init_std", m.init_std, [](double x) { return x > 0; },
-              "a number > 0");
+  read_number(c, t, "init_std", "model.init_std", m.init_std,
+              [](double x) { return x > 0 && x <= limits::kMaxInitStd; }, "a number in (0, 1]");
   if (heads_ok && m.d_model % m.heads != 0)
     c.fail(child(t, "heads") ? child(t, "heads") : t, "model.heads",
            "d_model " + std::to_string(m.d_model) + " is not divisible by " +
@@ -859,14 +878,16 @@ bool read_train(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok) {
   const bool gb_ok = read_int(c, t, "global_batch", "train.global_batch", 1, INT_MAX,
                               tr.global_batch) != Got::bad;
   const bool steps_ok = read_int(c, t, "steps", "train.steps", 1, INT_MAX, tr.steps) != Got::bad;
-  read_number(c, t, "lr", "train.lr", tr.lr, [](double x) { return x > 0; }, "a number > 0");
+  read_number(c, t, "lr", "train.lr", tr.lr, [](double x) { return x > 0 && x <= limits::kMaxLr; },
+              "a number in (0, 1]");
   read_number(c, t, "beta1", "train.beta1", tr.beta1,
               [](double x) { return x >= 0 && x < 1; }, "a number in [0, 1)");
   read_number(c, t, "beta2", "train.beta2", tr.beta2,
               [](double x) { return x >= 0 && x < 1; }, "a number in [0, 1)");
-  read_number(c, t, "eps", "train.eps", tr.eps, [](double x) { return x > 0; }, "a number > 0");
+  read_number(c, t, "eps", "train.eps", tr.eps,
+              [](double x) { return x > 0 && x <= limits::kMaxEps; }, "a number in (0, 1]");
   read_number(c, t, "weight_decay", "train.weight_decay", tr.weight_decay,
-              [](double x) { return x >= 0; }, "a number >= 0");
+              [](double x) { return x >= 0 && x <= limits::kMaxWeightDecay; }, "a number in [0, 1]");
   read_int(c, t, "seed", "train.seed", 0, LLONG_MAX, tr.seed);
   read_int(c, t, "log_every", "train.log_every", 1, INT_MAX, tr.log_every);
   if (read_string(c, t, "corpus", "train.corpus", tr.corpus) != Got::bad) {
@@ -1404,16 +1425,19 @@ void read_forecast(Checker& c, const toml::table* t, ForecastConfig& f) {
   const std::string p = "control.forecast.";
   read_int(c, t, "window", p + "window", 4, INT_MAX, f.window,
            "an integer >= 4 (values in a GM(1,1) window; GM(1,1) needs 4)");
-  read_int(c, t, "states", p + "states", 2, INT_MAX, f.states,
-           "an integer >= 2 (Markov states of gmc)");
-  read_int(c, t, "horizon", p + "horizon", 1, INT_MAX, f.horizon);
+  read_int(c, t, "states", p + "states", 2, limits::kMaxForecastStates, f.states,
+           "an integer in [2, 64] (Markov states of gmc)");
+  read_int(c, t, "horizon", p + "horizon", 1, limits::kMaxForecastHorizon, f.horizon,
+           "an integer in [1, 4096] (steps ahead; the controller keeps 4096 steps of history)");
   read_string(c, t, "fallback", p + "fallback", f.fallback,
               "a string: the name of a baseline forecaster (docs/forecast.md)");
   read_number(c, t, "ewma_alpha", p + "ewma_alpha", f.ewma_alpha,
               [](double v) { return v > 0 && v <= 1; }, "a number in (0, 1]");
-  const std::string skill_rule = "0 (no skill test) or an integer >= 4 (past forecasts weighed)";
+  const std::string skill_rule =
+      "0 (no skill test) or an integer in [4, 4096] (past forecasts weighed)";
   int skill = f.skill_window;
-  if (read_int(c, t, "skill_window", p + "skill_window", 0, INT_MAX, skill, skill_rule) == Got::ok) {
+  if (read_int(c, t, "skill_window", p + "skill_window", 0, limits::kMaxSkillWindow, skill,
+               skill_rule) == Got::ok) {
     if (skill >= 1 && skill < 4)
       c.fail(child(t, "skill_window"), p + "skill_window", std::to_string(skill) + " is out of range",
              skill_rule);
@@ -1516,8 +1540,16 @@ namespace {
 class CsvReader {
  public:
   CsvReader(const std::string& path, const std::string& key, const std::string& expected_file)
-      : path_(path), key_(key), in_(path, std::ios::binary) {
+      : path_(path), key_(key) {
     std::error_code ec;
+    // Not opened before it is known to be a regular file: a FIFO would block the open.
+    const auto st = fs::status(path, ec);
+    if (!ec && fs::exists(st) && !fs::is_regular_file(st))
+      fail(0, "not a regular file", "a regular file: " + expected_file);
+    if (!ec && fs::is_regular_file(st) && fs::file_size(path, ec) > limits::kMaxCsvBytes)
+      fail(0, "the file is larger than " + std::to_string(limits::kMaxCsvBytes) + " bytes",
+           "at most " + std::to_string(limits::kMaxCsvBytes) + " bytes");
+    in_.open(path, std::ios::binary);
     if (!in_) fail(0, fs::exists(path, ec) ? "the file cannot be read" : "the file does not exist",
                    expected_file);
     char magic[2] = {0, 0};
@@ -1601,10 +1633,12 @@ std::vector<ScheduleRow> read_schedule_csv(const std::string& path, const std::s
       csv.fail(line, "time_s " + num(v[0]) + " is not after the previous row's " +
                          num(rows.back().t_s),
                "time_s strictly ascending");
-    if (v[1] <= 0)
-      csv.fail(line, "capacity_gbps " + num(v[1]) + " is out of range", "a number > 0 (Gbit/s)");
-    if (v[2] < 0)
-      csv.fail(line, "latency_ms " + num(v[2]) + " is out of range", "a number >= 0 (milliseconds)");
+    if (v[0] > limits::kMaxScheduleTimeS)
+      csv.fail(line, "time_s " + num(v[0]) + " is out of range", "at most 1e9 seconds");
+    if (!limits::capacity_ok(v[1]))
+      csv.fail(line, "capacity_gbps " + num(v[1]) + " is out of range", limits::kCapacityRule);
+    if (!limits::latency_ok(v[2]))
+      csv.fail(line, "latency_ms " + num(v[2]) + " is out of range", limits::kLatencyRule);
     rows.push_back(ScheduleRow{v[0], v[1], v[2]});
   }
   if (!have_header)
@@ -1715,27 +1749,20 @@ TraceFile read_trace_csv(const std::string& path, const std::string& key,
 }
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
-  std::string text;
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      std::error_code ec;
-      const bool exists = fs::exists(path, ec);
-      throw ConfigError(path + ":0: config: " +
-                        (exists ? "the file cannot be read" : "the file does not exist") +
-                        "; expected a readable TOML file");
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
+  const std::string text = limits::read_input(path, "config", limits::kMaxConfigBytes);
+  // The parser recurses per level of nesting: a deep file would overflow its stack.
+  int deep_line = 0;
+  if (const std::string deep = limits::nesting_problem(text, deep_line); !deep.empty())
+    throw ConfigError(msg::line(path + ":" + std::to_string(deep_line), "config",
+                                "the file nests " + deep,
+                                "at most " + std::to_string(limits::kMaxNesting) + " levels"));
   toml::table root;
   try {
     root = toml::parse(text, std::string_view(path));
   } catch (const toml::parse_error& e) {
-    throw ConfigError(path + ":" + std::to_string(e.source().begin.line) + ":" +
-                      std::to_string(e.source().begin.column) + ": TOML syntax error: " +
-                      std::string(e.description()) + "; expected valid TOML (toml.io)");
+    throw ConfigError(msg::printable(path + ":" + std::to_string(e.source().begin.line) + ":" +
+                                     std::to_string(e.source().begin.column) + ": TOML syntax error: " +
+                                     std::string(e.description()) + "; expected valid TOML (toml.io)"));
   }
 
   Checker c(path);
@@ -1773,6 +1800,11 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     cfg.trace.path = (fs::path(cfg.out_dir) / (cfg.run_name + ".h5")).string();
   if (cfg.checkpoint.path.empty())
     cfg.checkpoint.path = (fs::path(cfg.out_dir) / (cfg.run_name + ".ckpt.h5")).string();
+  if (c.count() == 0) {  // checks across keys need each key sound
+    std::vector<std::string> more;
+    limits::check(cfg, more);
+    for (const auto& m : more) c.fail_line(m);
+  }
 
   c.throw_if_any();
   return cfg;

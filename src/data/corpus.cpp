@@ -21,10 +21,9 @@ std::vector<uint8_t> read_file(const fs::path& p) {
   if (!in) return {};
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
-}  // namespace
 
-Corpus load_corpus(const std::string& path) {
-  Corpus c;
+// The files of a corpus, in the order they are read.
+std::vector<fs::path> corpus_files(const std::string& path) {
   std::error_code ec;
   std::vector<fs::path> files;
   if (fs::is_directory(path, ec)) {
@@ -37,6 +36,13 @@ Corpus load_corpus(const std::string& path) {
   } else {
     throw std::runtime_error("corpus " + path + ": no such file or folder");
   }
+  return files;
+}
+}  // namespace
+
+Corpus load_corpus(const std::string& path) {
+  Corpus c;
+  const std::vector<fs::path> files = corpus_files(path);
   std::set<uint64_t> seen;  // content hashes: the licences folder links the same text twice
   for (const auto& f : files) {
     auto data = read_file(f);
@@ -50,6 +56,17 @@ Corpus load_corpus(const std::string& path) {
   if (c.bytes.empty()) throw std::runtime_error("corpus " + path + ": no readable non-empty file");
   c.entropy_bits = unigram_entropy_bits(c.bytes);
   return c;
+}
+
+uint64_t corpus_bytes_at_least(const std::string& path, uint64_t need) {
+  // De-duplication keeps at least the largest file, so one readable file of `need` bytes settles
+  // it without reading anything; only a corpus of small files is loaded to count exactly.
+  for (const fs::path& f : corpus_files(path)) {
+    std::error_code ec;
+    const uint64_t n = fs::file_size(f, ec);
+    if (!ec && n >= need && std::ifstream(f, std::ios::binary)) return n;
+  }
+  return load_corpus(path).bytes.size();
 }
 
 double unigram_entropy_bits(const std::vector<uint8_t>& bytes) {
@@ -66,8 +83,9 @@ double unigram_entropy_bits(const std::vector<uint8_t>& bytes) {
 
 std::vector<int64_t> batch_offsets(const Corpus& c, uint64_t seed, int64_t step, int global_batch,
                                    int seq_len) {
+  // Offsets 0 .. span: a corpus of exactly seq_len + 1 bytes holds one sequence.
   const int64_t span = static_cast<int64_t>(c.bytes.size()) - seq_len - 1;
-  if (span <= 0) throw std::runtime_error("corpus is shorter than seq_len + 1 bytes");
+  if (span < 0) throw std::runtime_error("corpus is shorter than seq_len + 1 bytes");
   std::vector<int64_t> off(global_batch);
   for (int i = 0; i < global_batch; ++i)
     off[i] = static_cast<int64_t>(hash3(seed, 0xDA7Aull + static_cast<uint64_t>(step), i) %

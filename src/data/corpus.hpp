@@ -18,6 +18,9 @@ struct Corpus {
 // Throws std::runtime_error naming the path when nothing readable is there.
 Corpus load_corpus(const std::string& path);
 double unigram_entropy_bits(const std::vector<uint8_t>& bytes);
+// The corpus's size as load_corpus would find it, or, when a single file already holds `need`
+// bytes, that file's size (>= need) without reading anything. Throws as load_corpus.
+uint64_t corpus_bytes_at_least(const std::string& path, uint64_t need);
 
 // Offsets of the `global_batch` sequences of `step`; each sequence needs seq_len + 1 bytes.
 std::vector<int64_t> batch_offsets(const Corpus& c, uint64_t seed, int64_t step, int global_batch,

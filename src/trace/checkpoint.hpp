@@ -1,6 +1,9 @@
 // checkpoint.hpp — full (unsharded) parameters and Adam state of every expert, in HDF5.
-// Names and shapes are documented in docs/checkpoint.md. Written by rank 0 to "<path>.tmp" and
-// renamed into place, so a checkpoint file is either complete or absent.
+// Names and shapes are documented in docs/checkpoint.md. Written by rank 0 to "<path>.tmp.<pid>"
+// and renamed into place, so a checkpoint file is either complete or absent, and a failed write
+// leaves the previous one. Every dataset carries the CRC-32 of its values; a reader checks it,
+// the types, that every value is finite, and the format — a flipped bit, a tensor rewritten as
+// int32, a NaN or a file of another format is refused, never trained on.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -28,8 +31,16 @@ struct Checkpoint {
   std::vector<CheckpointExpert> experts;
 };
 
-// Throws std::runtime_error naming the path on failure.
+// Throws std::runtime_error naming the path on failure. Refuses (before touching any file) a
+// checkpoint with a non-finite parameter or moment, naming the expert and the tensor: a run that
+// diverged never replaces its last good checkpoint.
 void write_checkpoint(const std::string& path, const Checkpoint& ck);
 Checkpoint read_checkpoint(const std::string& path);
+
+// Empty when every parameter and Adam moment of ck is finite, else which one is not ("expert 1: params/h0.qkv_w[17] = nan").
+std::string nonfinite_in(const Checkpoint& ck);
+
+// CRC-32 (the polynomial of zlib, PNG and Ethernet; Python's zlib.crc32) of n bytes.
+uint32_t crc32(const void* data, size_t n, uint32_t crc = 0);
 
 }  // namespace strait

@@ -78,6 +78,30 @@ T read_scalar(hid_t loc, const std::string& name, hid_t mem_type) {
 
 }  // namespace
 
+void init() { H5dont_atexit(); }
+
+std::string error_cause() {
+  struct Found {
+    std::string innermost, os;
+  } found;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_UPWARD,
+      [](unsigned n, const H5E_error2_t* e, void* data) -> herr_t {
+        auto* f = static_cast<Found*>(data);
+        const std::string desc = e->desc ? e->desc : "";
+        if (n == 0) f->innermost = desc;
+        // The file drivers put the system's errno text in their description.
+        const auto at = desc.find("error message = '");
+        if (f->os.empty() && at != std::string::npos) {
+          const auto from = at + 17, to = desc.find('\'', from);
+          f->os = desc.substr(from, to == std::string::npos ? std::string::npos : to - from);
+        }
+        return 0;
+      },
+      &found);
+  return found.os.empty() ? found.innermost : found.os;
+}
+
 Type vlen_string() {
   Type t(check(H5Tcopy(H5T_C_S1), "cannot copy the string type"));
   check(H5Tset_size(t, H5T_VARIABLE), "cannot make a variable-length string type");

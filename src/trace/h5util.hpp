@@ -60,10 +60,25 @@ using Type = Owned<H5Tclose>;
 using Attr = Owned<H5Aclose>;
 using Plist = Owned<H5Pclose>;
 
-// Throws std::runtime_error(what) when an HDF5 call returned a negative id / status.
+// Call first in main(), before any other HDF5 call: HDF5 then does not close itself at exit.
+// Every file strait opens is closed explicitly; what is left at exit is a file HDF5 could not
+// close (a failed create on a full disk), and HDF5's exit handler would only print "infinite
+// loop closing library" over it after strait has said what went wrong.
+void init();
+
+// Why the last HDF5 call failed, from HDF5's error stack: the operating system's message when
+// HDF5 recorded one ("No space left on device", "Read-only file system"), else its innermost
+// description; "" when the stack is empty. Read it right after the failed call.
+std::string error_cause();
+
+// Throws std::runtime_error(what + ": " + the cause) when an HDF5 call returned a negative id or
+// status.
 template <class T>
 T check(T rc, const std::string& what) {
-  if (rc < 0) throw std::runtime_error(what);
+  if (rc < 0) {
+    const std::string cause = error_cause();
+    throw std::runtime_error(cause.empty() ? what : what + ": " + cause);
+  }
   return rc;
 }
 

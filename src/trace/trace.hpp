@@ -5,10 +5,17 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace strait {
+
+// The trace cannot be written any more (a full disk, the file removed or replaced under the run,
+// an HDF5 error): the message says what failed and why. The run stops cleanly on it.
+struct TraceError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 struct RunMeta {
   std::string config_text, config_file, version, commit, start_time, run_name;
@@ -95,11 +102,28 @@ struct ForecastRow {
   double c = 0, p = 0;       // GM(1,1) posterior variance ratio, small-error probability; NaN: no fit
 };
 
+// A resumed run that continues the trace of the run it resumes (docs/trace.md, "Resume").
+struct TraceContinue {
+  int64_t from_step = 0;     // the checkpoint's next step: rows of this step and later are dropped
+  std::string resumed_from;  // the checkpoint
+};
+
 class TraceWriter {
  public:
-  // Creates the file. Throws std::runtime_error naming the path when it exists and !force, or
-  // cannot be created. Parent folders are created.
+  // Creates the file: written as "<path>.tmp.<pid>" and renamed onto path once its metadata is
+  // on disk, so nothing at path is truncated, and a failed start leaves whatever was there.
+  // Throws std::runtime_error naming the path when it exists and !force, or cannot be created.
+  // Parent folders are created. The caller holds the path's OutputLock.
   TraceWriter(const std::string& path, bool force, const RunMeta& meta);
+  // Continues an existing trace of the same run (same seed, datacenters and world; same schema):
+  // drops the rows of steps >= c.from_step (they are computed again), appends a segment to /meta
+  // "segments" and takes meta's per-run attributes. Throws std::runtime_error saying why the
+  // trace cannot be continued.
+  TraceWriter(const std::string& path, const RunMeta& meta, const TraceContinue& c);
+  // Empty when the trace at path can be continued by a run of this seed, datacenters and world,
+  // else why not (read-only; it does not lock the file).
+  static std::string why_not_continue(const std::string& path, uint64_t seed,
+                                      const std::vector<std::string>& dc_names, int world_size);
   ~TraceWriter();  // closes handles; /meta "status" stays "running" unless close() was called
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
@@ -113,8 +137,14 @@ class TraceWriter {
   void append_decision(const DecisionRow& row);
   void append_forecasts(const std::vector<ForecastRow>& rows);
   void flush();
-  // status: "complete", "interrupted" (signal) — written as /meta attribute "status".
-  void close(const std::string& status);
+  // status: "complete", "interrupted" (signal), "failed", "stalled" — /meta attribute "status";
+  // reason (why it did not complete; "" when it did) — /meta attribute "reason". A trace that
+  // cannot be written any more throws TraceError from the appends and flush, and close() then
+  // does what it can.
+  void close(const std::string& status, const std::string& reason = "");
+  // The last step whose row the trace holds (-1: none); for a continued trace, the one before
+  // c.from_step at most.
+  int64_t last_step() const;
 
  private:
   struct Impl;

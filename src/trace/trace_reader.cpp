@@ -138,6 +138,9 @@ TraceData read_trace(const std::string& path, bool with_offsets) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     throw std::runtime_error("trace " + path + " does not exist");
+  // HDF5 would open a FIFO and wait for a writer forever.
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw std::runtime_error("trace " + path + " is not a regular file");
   TraceData d;
   try {
     h5::File file;
@@ -161,6 +164,8 @@ TraceData read_trace(const std::string& path, bool with_offsets) {
       h5::Group meta(h5::check(H5Gopen2(file, "meta", H5P_DEFAULT), "cannot open /meta"));
       d.meta = read_meta(meta);
       d.status = h5::has_attr(meta, "status") ? h5::get_attr_string(meta, "status") : "unknown";
+      if (h5::has_attr(meta, "reason")) d.reason = h5::get_attr_string(meta, "reason");
+      if (h5::has_attr(meta, "segments")) d.segments = h5::get_attr_strings(meta, "segments");
       if (h5::has_attr(meta, "schema"))
         d.schema = static_cast<int>(h5::get_attr_i64(meta, "schema"));
     }

@@ -16,6 +16,8 @@ namespace strait {
 struct TraceData {
   RunMeta meta;
   std::string status;                 // "running" (live or killed), "complete", "interrupted", ...
+  std::string reason;                 // why it did not complete ("" when it did, or not recorded)
+  std::vector<std::string> segments;  // JSON per start or resume of the run (empty in old traces)
   int schema = 0;                     // /meta "schema"
   std::vector<StepRow> steps;
   int64_t offsets_width = 0;          // global batch size (0 when not read or no steps)

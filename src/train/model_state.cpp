@@ -103,6 +103,8 @@ StartState start_state(const Config& cfg, const Topology& topo, bool resume, Che
   s.experts.resize(E);
   const Layout full = make_layout(mc, shard_specs(mc, {1.0})[0]);
   const size_t n = full.full_total;
+  s.first_splits = s.splits;
+  s.first_shares = s.shares;
   if (!resume) {
     for (int e = 0; e < E; ++e) {
       s.experts[e].p = init_full<float>(full, cfg.train.seed, e);
@@ -121,6 +123,16 @@ StartState start_state(const Config& cfg, const Topology& topo, bool resume, Che
   }
   if (root) s.shares = ck.batch_shares;
   MPI_CHECK(MPI_Bcast(s.shares.data(), static_cast<int>(s.shares.size()), MPI_DOUBLE, 0, topo.world));
+  if (s.first_splits != s.splits || s.first_shares != s.shares) {
+    const bool config_wins = cfg.control.balancer == "static";
+    if (!config_wins) s.first_splits = s.splits, s.first_shares = s.shares;
+    s.notice = "resume: the checkpoint's splits or batch shares differ from the config's; " +
+               std::string(config_wins
+                               ? "the config's apply from step " + std::to_string(s.step) +
+                                     " (control.balancer \"static\": a re-split there)"
+                               : "the checkpoint's hold (control.balancer \"" +
+                                     cfg.control.balancer + "\" set them during the run)");
+  }
   for (int e = 0; e < E; ++e) {
     auto& x = s.experts[e];
     if (root) {

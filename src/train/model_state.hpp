@@ -42,10 +42,17 @@ Checkpoint assemble_checkpoint(const Config& cfg, int64_t next_step,
 // Where a run starts: step, splits, batch shares, and every expert's full state (canonical
 // layout) and Adam step count. Fresh runs initialise from the seed; resumed runs take the
 // checkpoint `ck` that world rank 0 read (collective over the job: rank 0 broadcasts it).
+// A resumed run holds the checkpoint's splits and shares (the layout of its state). When the
+// config's differ: with control.balancer = "static" the config is what the user asks for now, so
+// the first decision record carries the config's (a re-split at the first step); any other
+// balancer set the checkpoint's during the run, and they hold. `notice` says which happened.
 struct StartState {
   int64_t step = 0;
   std::vector<std::vector<double>> splits;
   std::vector<double> shares;
+  std::vector<std::vector<double>> first_splits;  // the controller's record in force at start
+  std::vector<double> first_shares;
+  std::string notice;                             // rank 0: what a resume did with the config's
   struct Expert {
     std::vector<float> p, m, v;
     int64_t adam_t = 0;

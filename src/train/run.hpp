@@ -11,6 +11,10 @@
 //   on rank 0, each round of the control link (run_rank0.cpp, on the link's thread): completed
 //     steps to the controller and the trace, the controller's next decision;
 //   finish (run_finish.cpp): drain the sync thread and the control link, checkpoint, summary.
+// A stop reaches every rank at the same step boundary through the controller's reply (its stop
+// field: a signal, a non-finite loss, an output that failed); a checkpoint that cannot be written
+// is agreed by every rank where it is written. Either way the run ends cleanly and says why.
+// A watchdog (train/watchdog.hpp) ends the job when a rank stops making progress.
 #pragma once
 #include <mpi.h>
 
@@ -31,11 +35,14 @@
 #include "sync/sync.hpp"
 #include "topo/clock.hpp"
 #include "topo/topology.hpp"
+#include "trace/output_lock.hpp"
 #include "trace/trace.hpp"
+#include "train/fault.hpp"
 #include "train/in_flight.hpp"
 #include "train/ledger.hpp"
 #include "train/pacer.hpp"
 #include "train/trainer.hpp"
+#include "train/watchdog.hpp"
 
 namespace strait {
 
@@ -51,7 +58,11 @@ class Run {
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
 
-  // Runs the steps from the start step on; false when a signal stopped the run.
+  // Why the steps ended before the last one, on every rank: the Reply's stop field carries the
+  // largest code any rank or rank 0's own side reported.
+  enum Stop : int32_t { kRunOn = 0, kStopSignal = 1, kStopNonFinite = 2, kStopFailed = 3 };
+
+  // Runs the steps from the start step on; false when they stopped early (stop_ says why).
   bool steps();
   // Drains, writes the last trace rows, the checkpoint and the summary; the run's outcome.
   TrainOutcome finish(bool stopped);
@@ -92,10 +103,17 @@ class Run {
   void print_progress(const StepRow& row);
 
   // ---- finish (run_finish.cpp) ----
-  void write_checkpoint(int64_t next_step);
+  bool write_checkpoint(int64_t next_step);  // false: not written (agreed); the run fails
+  void fail(int32_t code, const std::string& why);  // rank 0: the first failure is the reason
+  void beat(int64_t step, Watchdog::Phase p) {
+    if (watchdog_) watchdog_->beat(step, p);
+  }
 
   const Config& cfg_;
   const TrainOptions& opt_;
+  // Rank 0: the trace and checkpoint paths, claimed for the run's life (released after the trace
+  // is closed: declared before it).
+  std::vector<std::unique_ptr<OutputLock>> locks_;
   Topology topo_;
   bool root_ = false;
   int64_t start_ = 0;
@@ -120,6 +138,16 @@ class Run {
   int64_t posted_ = 0, heard_ = 0;                       // control rounds posted / collected
   double control_wait_ms_ = 0, control_rtt_ms_ = 0;      // for the next report
   double reshard_ms_ = 0;                                // re-splits not yet reported
+  Faults faults_;                                        // STRAIT_FAULT (tests)
+  bool nonfinite_ = false;                               // this rank saw a non-finite loss
+  int32_t stop_ = kRunOn;                                // why the steps stopped
+  bool checkpoint_failed_ = false;                       // a checkpoint was not written
+  int64_t last_checkpoint_ = -1;                         // step of the last one written / resumed
+  std::mutex fail_mu_;                                   // rank 0: failure_ from either thread
+  std::string failure_;                                  // rank 0: why the run failed
+  int32_t root_stop_ = kRunOn;                           // rank 0: its own reason to stop
+  bool trace_failed_ = false;                            // rank 0: the trace takes no more rows
+  std::timed_mutex trace_mu_;                            // rank 0: the link's thread and the watchdog
 
   // Rank 0's side of the control link: touched by the link's thread during the steps, by the
   // main thread only before the first post and after the link is gone.
@@ -141,6 +169,7 @@ class Run {
   // Last: the control link's thread and the sync thread stop before anything they use goes.
   std::unique_ptr<ControlLink> control_;
   InFlightSync in_flight_;
+  std::unique_ptr<Watchdog> watchdog_;  // watches to the end; stops first
 };
 
 }  // namespace strait

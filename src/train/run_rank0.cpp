@@ -38,7 +38,7 @@ Reply Run::on_round(const ControlLink::Gathered& g, std::vector<char>& plan_byte
   const int n = topo_.num_dcs, B = cfg_.train.global_batch;
   const int64_t s = g.ranks[0].step;  // -1 for the last round, which computed nothing
   for (const auto& m : g.ranks) {
-    reply.stop = reply.stop || m.stop;
+    reply.stop = std::max(reply.stop, m.stop);  // the gravest reason wins (Run::Stop)
     STRAIT_CHECK(m.step == s, "the ranks posted reports of different steps");
   }
   if (s >= 0)  // global loss: each DC's mean loss weighted by its sequences of the batch
@@ -46,6 +46,20 @@ Reply Run::on_round(const ControlLink::Gathered& g, std::vector<char>& plan_byte
       const RankReport& first = g.ranks[topo_.dc_first_rank[d]];
       reply.loss += static_cast<double>(first.batch) / B * first.loss;
     }
+  if (s >= 0)  // the first non-finite loss is the reason the run fails
+    for (int r = 0; r < topo_.world_size; ++r)
+      if (g.ranks[r].stop == kStopNonFinite && !std::isfinite(g.ranks[r].loss)) {
+        fail(kStopNonFinite, "non-finite loss (" + std::to_string(g.ranks[r].loss) + ") at step " +
+                                 std::to_string(s) + ", expert " +
+                                 std::to_string(s % cfg_.model.experts) + ", in datacenter " +
+                                 cfg_.datacenters[cfg_.dc_of_rank(r)].name + " (rank " +
+                                 std::to_string(r) + ")");
+        break;
+      }
+  {
+    std::lock_guard<std::mutex> lock(fail_mu_);
+    reply.stop = std::max(reply.stop, root_stop_);  // rank 0's own: an output that failed
+  }
   std::vector<LinkStep> links(static_cast<size_t>(n) * n);
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
@@ -73,12 +87,21 @@ Reply Run::on_round(const ControlLink::Gathered& g, std::vector<char>& plan_byte
     ctl_ms_prev_ = now_ms() - t0;
   }
   const double t0 = now_ms();
-  if (trace_)
-    for (const auto& d : decision_rows_) trace_->append_decision(d);
-  decision_rows_.clear();
-  for (StepRecord& r : ledger_.take_complete()) {
-    trace_step(r);
-    ctl_->record(std::move(r));
+  {
+    std::lock_guard<std::timed_mutex> lock(trace_mu_);  // the watchdog may close it
+    try {
+      if (trace_ && !trace_failed_)
+        for (const auto& d : decision_rows_) trace_->append_decision(d);
+      decision_rows_.clear();
+      for (StepRecord& r : ledger_.take_complete()) {
+        trace_step(r);
+        ctl_->record(std::move(r));
+      }
+    } catch (const TraceError& e) {  // no more rows; every rank stops before step s + lag
+      trace_failed_ = true;
+      fail(kStopFailed, "trace " + opt_.trace_path + ": " + e.what());
+      reply.stop = std::max<int32_t>(reply.stop, kStopFailed);
+    }
   }
   trace_ms_prev_ = now_ms() - t0;
   return reply;
@@ -96,7 +119,7 @@ void Run::trace_step(const StepRecord& r) {
     offsets = std::move(offsets_.at(r.step));
     offsets_.erase(r.step);
   }
-  if (trace_) {
+  if (trace_ && !trace_failed_) {
     std::vector<RankRow> rr;
     for (int k = 0; k < topo_.world_size; ++k) {
       const RankStep& m = r.ranks[k];

@@ -2,6 +2,7 @@
 // start and every rank agrees (so bad input exits 2 everywhere, before any file exists), then
 // the start state, the backend, the controller's first decision record, the transport and the
 // trace.
+#include <chrono>
 #include <cstdio>
 
 #include "core/apportion.hpp"
@@ -18,10 +19,29 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
     : cfg_(cfg), opt_(opt), topo_(make_topology(cfg, comm)), ledger_(topo_.world_size) {
   root_ = topo_.world_rank == 0;
   const ModelConfig& mc = cfg.model;
+  {  // watching from the start: a start-up that hangs (a peer stopped early) ends the job too
+    int level = 0;
+    MPI_Query_thread(&level);
+    std::vector<std::string> dcs;
+    for (const auto& dc : cfg.datacenters) dcs.push_back(dc.name);
+    watchdog_ = std::make_unique<Watchdog>(
+        topo_, dcs, cfg.stall_timeout_s, cfg.stop_grace_s, level >= MPI_THREAD_MULTIPLE,
+        [this](const std::string& status, const std::string& reason) {
+          // The link's thread may be writing: wait for it briefly, then keep the lock, so that
+          // nothing is written after the close (the job is aborted right after this).
+          if (!trace_mu_.try_lock_for(std::chrono::seconds(2))) return;
+          try {
+            if (trace_) trace_->close(status, reason);
+          } catch (const std::exception& e) {
+            std::fprintf(stderr, "strait: watchdog: the trace could not be closed: %s\n", e.what());
+          }
+        });
+    beat(0, Watchdog::Phase::start);
+  }
 
   // ---- checks (rank 0 decides, everyone agrees) ----
   Checkpoint ck;
-  const std::string refused = agree(topo_, root_ ? check_startup(cfg, opt, ck) : "");
+  const std::string refused = agree(topo_, root_ ? check_startup(cfg, opt, ck, locks_) : "");
   if (!refused.empty()) throw Refused(refused);
   // The loader checked that the corpus is readable; its size after de-duplication is known only
   // now. Every rank reads the same files, so rank 0's verdict stands for all.
@@ -42,6 +62,9 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
   StartState st = start_state(cfg, topo_, !opt.resume.empty(), std::move(ck));
   start_ = next_step_ = st.step;
   out_.first_step = start_;
+  if (!opt.resume.empty()) last_checkpoint_ = start_;
+  if (root_ && opt.verbose && !st.notice.empty()) std::printf("%s\n", st.notice.c_str());
+  const int blas_threads = pin_blas_threads(cfg.blas_threads, topo_.world);
   scenario_ = std::make_shared<const Scenario>(cfg);
   compute_ = make_compute_backend(cfg.backend, cfg.gpu_math,
                                   topo_.dc_size > 1 ? topo_.dc_comm : MPI_COMM_NULL,
@@ -82,8 +105,8 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
     Plan start;
     start.made_after = start_ - 1;
     start.effective = start_;
-    start.splits = st.splits;
-    start.shares = st.shares;
+    start.splits = st.first_splits;  // the checkpoint's on resume, unless the config's apply
+    start.shares = st.first_shares;
     try {
       ctl_ = std::make_unique<Controller>(cfg, make_world(cfg, *scenario_, thread_multiple_),
                                           scenario_, std::move(start));
@@ -131,21 +154,22 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
         meta.clock_offset_ms.push_back(clock_.all_offset_s[r] * 1e3);
         meta.clock_error_ms.push_back(clock_.all_error_s[r] * 1e3);
       }
-      trace_ = std::make_unique<TraceWriter>(opt.trace_path, opt.force, meta);
-    } catch (const std::exception& e) {
+      std::lock_guard<std::timed_mutex> lock(trace_mu_);  // the watchdog may look
+      trace_ = open_trace(opt, meta, start_);
+      for (const auto& row : decision_rows_) trace_->append_decision(row);
+      trace_->flush();
+    } catch (const std::exception& e) {  // a trace that cannot start is agreed like bad input
       trace_err = e.what();
+      std::lock_guard<std::timed_mutex> lock(trace_mu_);
+      trace_.reset();
     }
   }
   trace_err = agree(topo_, trace_err);
   if (!trace_err.empty()) throw Refused(trace_err);
-  if (trace_) {
-    for (const auto& row : decision_rows_) trace_->append_decision(row);
-    trace_->flush();
-  }
   decision_rows_.clear();
   if (root_ && opt.verbose)
     print_header(cfg, topo_, corpus_, hosts, backends, first.splits, first.shares,
-                 first.sync.strategy, opt, start_);
+                 first.sync.strategy, opt, start_, blas_threads);
   // The first record may already differ from the start state (a scripted re-split at the start
   // step of a resumed run): it is applied like any other.
   plan_ = std::make_shared<const Plan>(Plan{start_ - 1, start_, st.splits, st.shares, {}, {}, {}});

@@ -5,6 +5,7 @@
 // weights and give the same losses, only the wall time differs. The controller hears step s's
 // report while later steps run, and its answer takes effect at step s + lag on every rank.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "core/apportion.hpp"
@@ -28,15 +29,24 @@ bool Run::step(int64_t s) {
   w.step = s;
   w.expert = static_cast<int>(s % cfg_.model.experts);
   w.t_begin_ms = now_ms();
+  // Each phase tells the watchdog (train/watchdog.hpp) that this rank moved, and where it is.
+  beat(s, Watchdog::Phase::controller);
   if (!hear_controller(s, w)) return false;
+  beat(s, Watchdog::Phase::sample);
   sample(w);
+  beat(s, Watchdog::Phase::compute);
   compute(w);
+  beat(s, Watchdog::Phase::emulate);
   emulate(w);
+  beat(s, Watchdog::Phase::sync);
   sync_and_update(w);
   next_step_ = s + 1;
+  beat(s, Watchdog::Phase::report);
   post_report(&w);
-  if (cfg_.checkpoint.every > 0 && (s + 1) % cfg_.checkpoint.every == 0 && s + 1 < cfg_.train.steps)
-    write_checkpoint(s + 1);
+  if (cfg_.checkpoint.every > 0 && (s + 1) % cfg_.checkpoint.every == 0 && s + 1 < cfg_.train.steps) {
+    beat(s, Watchdog::Phase::checkpoint);
+    if (!write_checkpoint(s + 1)) return false;  // every rank agreed it failed
+  }
   return true;
 }
 
@@ -44,7 +54,10 @@ bool Run::step(int64_t s) {
 bool Run::hear_controller(int64_t s, Work& w) {
   if (s - lag_ >= start_) {
     const Reply r = collect(s - lag_ - start_, w.control_wait_ms, w.control_rtt_ms);
-    if (r.stop) return false;  // every rank heard the same reply: all stop before step s
+    if (r.stop) {  // every rank heard the same reply: all stop before step s, for one reason
+      stop_ = r.stop;
+      return false;
+    }
   }
   if (auto it = pending_.find(s); it != pending_.end()) {
     apply(it->second);
@@ -98,6 +111,11 @@ void Run::compute(Work& w) {
   pacer_->begin(w.speed, device_ms, 4 * cfg_.model.layers + 1);
   w.loss = model_->forward_backward(*experts_[w.expert], tokens_.data(), targets_.data(), w.batch);
   be.synchronize();
+  faults_.after_compute(w.step, topo_.world_rank, w.loss, be, experts_[w.expert]->grads,
+                        experts_[w.expert]->layout.shard_total);
+  // Known here, on this DC's ranks, right after the compute; every rank learns it from the
+  // controller's reply (the report carries it) and all stop before step s + lag, consistently.
+  if (!std::isfinite(w.loss)) nonfinite_ = true;
 }
 
 // ---- emulate: a rank slower than its device idles (1/v − 1) × its own compute (pacer.hpp);
@@ -179,7 +197,7 @@ void Run::update(int expert, int64_t step, double sync_ms, double wait_ms, bool 
 void Run::post_report(const Work* w) {
   RankReport me;
   me.step = w ? w->step : -1;
-  me.stop = stop_requested() ? 1 : 0;
+  me.stop = nonfinite_ ? kStopNonFinite : stop_requested() ? kStopSignal : kRunOn;
   if (w) {
     me.batch = w->batch;
     me.compute_ms = w->compute_ms, me.emulated_ms = w->emulated_ms, me.loss = w->loss;

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "backend/select.hpp"
+#include "config/limits.hpp"
 #include "core/apportion.hpp"
 #include "core/check.hpp"
 #include "core/version.hpp"
@@ -71,32 +72,55 @@ void check_checkpoint_fits(const Config& cfg, const Checkpoint& ck) {
   if (ck.next_step >= cfg.train.steps)
     throw std::runtime_error("is at step " + std::to_string(ck.next_step) + ", the run has only " +
                              std::to_string(cfg.train.steps));
+  // What it records is held to the config's own rules: a split must give whole heads, shares
+  // must give every datacenter a sequence.
+  for (size_t d = 0; d < ck.splits.size(); ++d) {
+    std::string why = limits::fractions_problem(ck.splits[d], ck.splits[d].size());
+    if (why.empty() && !check_split(cfg.model, ck.splits[d]).ok())
+      why = "it does not give each rank a whole number >= 1 of the " +
+            std::to_string(cfg.model.heads) + " heads and >= 1 MLP column";
+    if (!why.empty())
+      throw std::runtime_error("records an invalid split of datacenter " + cfg.datacenters[d].name +
+                               ": " + why);
+  }
+  if (const std::string why = limits::shares_problem(ck.batch_shares, cfg.train.global_batch);
+      !why.empty())
+    throw std::runtime_error("records invalid batch shares: " + why);
 }
 
 }  // namespace
 
-std::string check_startup(const Config& cfg, const TrainOptions& opt, Checkpoint& ck) {
+std::string check_startup(const Config& cfg, const TrainOptions& opt, Checkpoint& ck,
+                          std::vector<std::unique_ptr<OutputLock>>& locks) {
   namespace fs = std::filesystem;
-  if (cfg.backend == "cuda" && cuda_devices() == 0)
-    return "run.backend = \"cuda\" but no CUDA device is visible (or this build has no CUDA "
-           "backend); use \"cpu\" or \"auto\"";
-  if (!opt.trace_path.empty() && !opt.checkpoint_path.empty() &&
-      fs::weakly_canonical(opt.trace_path) == fs::weakly_canonical(opt.checkpoint_path))
-    return "trace and checkpoint are the same file (" + opt.trace_path +
-           "); expected different trace.path and checkpoint.path";
+  // Claimed before they are looked at: a run that holds them keeps them, whatever --force says.
+  try {
+    for (const std::string* p : {&opt.trace_path, &opt.checkpoint_path})
+      if (!p->empty()) locks.push_back(std::make_unique<OutputLock>(*p));
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  if (cfg.backend == "cuda")
+    if (const std::string why = cuda_unavailable(); !why.empty())
+      return "run.backend = \"cuda\": " + why + "; use \"cpu\" or \"auto\"";
   if (!opt.resume.empty() && !opt.trace_path.empty() &&
       fs::weakly_canonical(opt.trace_path) == fs::weakly_canonical(opt.resume))
     return "--resume " + opt.resume + " is also the trace path; expected a different --out";
-  {  // every MPI count in the sync and checkpoint paths is an int of floats
-    const Layout full = make_layout(cfg.model, shard_specs(cfg.model, {1.0})[0]);
-    if (full.full_total > static_cast<size_t>(INT_MAX))
-      return "model: " + std::to_string(full.full_total) +
-             " parameters per expert; expected at most 2^31 - 1 in this version";
+  if (!opt.trace_path.empty() && fs::exists(opt.trace_path) && !opt.force) {
+    if (opt.resume.empty())
+      return "trace " + opt.trace_path + " exists; pass --force to overwrite it, or --resume "
+             "CHECKPOINT to continue it";
+    std::vector<std::string> dcs;
+    for (const auto& dc : cfg.datacenters) dcs.push_back(dc.name);
+    const std::string why =
+        TraceWriter::why_not_continue(opt.trace_path, cfg.train.seed, dcs, cfg.world_size());
+    if (!why.empty())
+      return "trace " + opt.trace_path + " cannot be continued (" + why +
+             "); pass --force to replace it, or --out for a new trace";
   }
-  if (!opt.trace_path.empty() && fs::exists(opt.trace_path) && !opt.force)
-    return "trace " + opt.trace_path + " exists; pass --force to overwrite it";
+  std::error_code ec;  // the checkpoint a run resumes from is its own to replace
   if (!opt.checkpoint_path.empty() && fs::exists(opt.checkpoint_path) && !opt.force &&
-      fs::path(opt.checkpoint_path) != fs::path(opt.resume))
+      !(!opt.resume.empty() && fs::equivalent(opt.checkpoint_path, opt.resume, ec)))
     return "checkpoint " + opt.checkpoint_path + " exists; pass --force to overwrite it";
   if (opt.resume.empty()) return "";
   try {
@@ -106,6 +130,18 @@ std::string check_startup(const Config& cfg, const TrainOptions& opt, Checkpoint
     return "--resume " + opt.resume + ": " + e.what();
   }
   return "";
+}
+
+std::unique_ptr<TraceWriter> open_trace(const TrainOptions& opt, const RunMeta& meta,
+                                        int64_t start_step) {
+  std::error_code ec;
+  const bool there = std::filesystem::exists(opt.trace_path, ec);
+  if (!opt.resume.empty() && there &&
+      TraceWriter::why_not_continue(opt.trace_path, meta.seed, meta.dc_names, meta.world_size)
+          .empty())
+    return std::make_unique<TraceWriter>(opt.trace_path, meta,
+                                         TraceContinue{start_step, opt.resume});
+  return std::make_unique<TraceWriter>(opt.trace_path, /*force=*/true, meta);
 }
 
 std::string agree(const Topology& t, std::string msg) {
@@ -164,7 +200,8 @@ RunMeta make_run_meta(const Config& cfg, const Topology& t, const Corpus& corpus
 void print_header(const Config& cfg, const Topology& t, const Corpus& corpus,
                   const std::vector<std::string>& hosts, const std::vector<std::string>& backends,
                   const std::vector<std::vector<double>>& splits, const std::vector<double>& shares,
-                  const std::string& sync_strategy, const TrainOptions& opt, int64_t start_step) {
+                  const std::string& sync_strategy, const TrainOptions& opt, int64_t start_step,
+                  int blas_threads) {
   const ModelConfig& mc = cfg.model;
   const int B = cfg.train.global_batch;
   std::printf("strait %s (%s) | config %s | run %s\n", version(), commit(),
@@ -189,6 +226,8 @@ void print_header(const Config& cfg, const Topology& t, const Corpus& corpus,
   for (const auto& b : backends) ++per_backend[b];
   std::printf("backend:");
   for (const auto& [name, n] : per_backend) std::printf(" %s (%d rank%s)", name.c_str(), n, n == 1 ? "" : "s");
+  if (per_backend.count("cpu"))  // each rank sets its own (run.blas_threads); rank 0's count
+    std::printf(", %d OpenBLAS thread%s per rank", blas_threads, blas_threads == 1 ? "" : "s");
   std::printf("\n");
   std::printf("network: shaper %s, time_scale %g\n", cfg.network.shaper.c_str(),
               cfg.network.time_scale);

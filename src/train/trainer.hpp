@@ -23,7 +23,9 @@ struct TrainOptions {
 };
 
 struct TrainOutcome {
-  int exit_code = 0;                  // 0 done; 2 bad input; 3 stopped by SIGINT/SIGTERM
+  int exit_code = 0;                  // 0 done; 2 bad input; 3 stopped by SIGINT/SIGTERM; 4 failed
+                                      // (non-finite loss, an output not written); the watchdog
+                                      // aborts a stalled job with 5 (3 after a stop request)
   std::vector<double> losses;         // global-batch loss of every executed step (all ranks)
   int64_t first_step = 0;             // step of losses[0]
   int resplits = 0;                   // re-splits applied (this rank's DC or another)

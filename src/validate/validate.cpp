@@ -3,11 +3,15 @@
 #include "validate/validate.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <stdexcept>
 
+#include "config/limits.hpp"
 #include "config/messages.hpp"
 #include "control/policy.hpp"
 #include "control/series.hpp"
 #include "control/view.hpp"
+#include "data/corpus.hpp"
 #include "model/layout.hpp"
 #include "model/memory.hpp"
 
@@ -30,7 +34,7 @@ class Errors {
   }
   bool any() const { return !lines_.empty(); }
   void throw_if_any() const {
-    if (any()) throw ConfigError(join(lines_, "\n"));
+    if (any()) throw ConfigError(limits::join_errors(lines_));
   }
 
  private:
@@ -42,6 +46,7 @@ bool has(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+// Every slot's policy is a registered name (src/control/registry.cpp).
 // "direct" sends every pair over its own link: on a sparse graph (network.full_mesh = false)
 // some pair has none.
 void check_direct_paths(const Config& cfg, Errors& e) {
@@ -62,7 +67,6 @@ void check_direct_paths(const Config& cfg, Errors& e) {
     }
 }
 
-// Every slot's policy is a registered name (src/control/registry.cpp).
 void check_policies(const Config& cfg, Errors& e) {
   const ControlConfig& ct = cfg.control;
   const std::pair<const char*, const std::string*> slots[] = {
@@ -132,9 +136,10 @@ void check_unshaped_planners(const Config& cfg, Errors& e) {
 std::string head_split_problem(const ModelConfig& m, const SplitCheck& sc,
                                const std::vector<double>& split, bool even,
                                const std::string& dc) {
+  // Ten digits: a fraction 1e-6 off a whole head must show, or "(1, 1 heads)" explains nothing.
   std::vector<std::string> heads;
-  for (double h : sc.heads) heads.push_back(num(h));
-  return std::to_string(m.heads) + " heads cannot be split as " + num_list(split) +
+  for (double h : sc.heads) heads.push_back(num(h, 10));
+  return std::to_string(m.heads) + " heads cannot be split as " + num_list(split, 10) +
          (even ? " (even)" : "") + " in datacenter " + quote(dc) + " (" + join(heads) +
          " heads)";
 }
@@ -173,6 +178,24 @@ void check_size(const Config& cfg, Errors& e) {
   if (params > kMaxParametersPerExpert)
     e.add("model", "model", "about " + num(params) + " parameters per expert",
           "fewer than 1e15 parameters");
+  else if (params > INT_MAX)  // every MPI count of the sync and the checkpoint is an int of floats
+    e.add("model", "model", num(params, 15) + " parameters per expert",
+          "at most 2^31 - 1 (2147483647) in this version");
+}
+
+// The corpus as the run loads it (files with the same content count once) holds a sequence.
+void check_corpus(const Config& cfg, Errors& e) {
+  const uint64_t need = static_cast<uint64_t>(cfg.model.seq_len) + 1;
+  try {
+    const uint64_t have = corpus_bytes_at_least(cfg.train.corpus, need);
+    if (have < need)
+      e.add("train.corpus", "train.corpus",
+            quote(cfg.train.corpus) + " holds " + std::to_string(have) +
+                " bytes (files with the same content counted once)",
+            "at least model.seq_len + 1 = " + std::to_string(need) + " bytes");
+  } catch (const std::exception& ex) {
+    e.add("train.corpus", "train.corpus", ex.what(), "a readable corpus");
+  }
 }
 
 void check_memory(const Config& cfg, Errors& e) {
@@ -224,6 +247,7 @@ Config load_valid_config(const std::string& path, const std::vector<std::string>
   check_switches(cfg, e);
   check_forecast(cfg, e);
   check_unshaped_planners(cfg, e);
+  check_corpus(cfg, e);
   // The estimate shards the model as the run will, which needs the splits and size to pass.
   if (!e.any()) check_memory(cfg, e);
   e.throw_if_any();

@@ -22,3 +22,15 @@ foreach(case table bad_input)
                    --strait $<TARGET_FILE:strait> --source ${CMAKE_SOURCE_DIR})
   set_tests_properties(cli_forecast_${case} PROPERTIES TIMEOUT 120)
 endforeach()
+
+# Issue 10's hostile cases, end to end (docs/reliability.md lists them with their tests). Cases
+# that mount a small file system exit 77 (skipped) where mounting is not allowed. RUN_SERIAL:
+# the watchdog and signal cases time what a job does and would be blurred by a busy machine.
+foreach(case validate_is_truth corpus_exact messages report_fifo concurrent_force trace_replaced
+             disk resume_appends tampered_checkpoint nonfinite signals blas_threads
+             watchdog_sigstop watchdog_sigterm watchdog_rank0 cpu_no_cuda)
+  add_test(NAME reliability_${case}
+           COMMAND ${STRAIT_PY} ${CMAKE_CURRENT_LIST_DIR}/reliability_test.py ${case}
+                   --strait $<TARGET_FILE:strait> --source ${CMAKE_SOURCE_DIR})
+  set_tests_properties(reliability_${case} PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
+endforeach()

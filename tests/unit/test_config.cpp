@@ -41,7 +41,8 @@ class Scratch {
   Scratch() {
     dir_ = fs::temp_directory_path() / ("strait_test_config_" + std::to_string(getpid()));
     fs::create_directories(dir_);
-    std::ofstream(dir_ / "corpus.txt") << "hello world, a tiny corpus\n";
+    // Long enough for the longest sequence the cases ask for (seq_len 256: 257 bytes).
+    std::ofstream(dir_ / "corpus.txt") << "hello world, a tiny corpus\n" << std::string(500, 'x');
     fs::create_directories(dir_ / "empty_folder");
   }
   ~Scratch() {
@@ -253,17 +254,17 @@ std::vector<BadCase> bad_cases() {
       {"duplicate_link",
        b + "\n[[link]]\nfrom = \"east\"\nto = \"west\"\ncapacity_gbps = 2.0\n", {},
        "duplicate link \"east\" -> \"west\"", "link.1", ""},
-      {"zero_capacity", with("capacity_gbps = 1.0", "capacity_gbps = 0"), {}, "number > 0",
+      {"zero_capacity", with("capacity_gbps = 1.0", "capacity_gbps = 0"), {}, "number in [1e-06, 1e+06]",
        "link.0.capacity_gbps", "capacity_gbps"},
       {"negative_latency", with("latency_ms = 20.0", "latency_ms = -1.0"), {}, "-1 is out of range",
        "link.0.latency_ms", "latency_ms"},
-      {"bad_network_default", b + "\n[network]\ndefault_capacity_gbps = -3\n", {}, "number > 0",
+      {"bad_network_default", b + "\n[network]\ndefault_capacity_gbps = -3\n", {}, "number in [1e-06, 1e+06]",
        "network.default_capacity_gbps", ""},
       {"link_unknown_from", with("from = \"east\"", "from = \"nowhere\""), {},
        "unknown datacenter \"nowhere\"; expected the name of a datacenter (east, west)",
        "link.0.from", "from = \"nowhere\""},
       {"negative_default_latency", b + "\n[network]\ndefault_latency_ms = -2\n", {},
-       "-2 is out of range; expected a number >= 0", "network.default_latency_ms",
+       "-2 is out of range; expected a number in [0, 3.6e+06]", "network.default_latency_ms",
        "default_latency_ms"},
       {"missing_pair_full_mesh_false", b + "\n[network]\nfull_mesh = false\n", {},
        "datacenter \"east\" cannot be reached from \"west\" over the [[link]] entries; expected "
@@ -274,12 +275,12 @@ std::vector<BadCase> bad_cases() {
        "unknown shaper \"tc\"; expected one of software, none", "network.shaper", "shaper"},
       {"time_scale_zero", b + "\n[network]\ntime_scale = 0\n", {}, "0 is out of range",
        "network.time_scale", "time_scale"},
-      {"set_time_scale_negative", b, {"network.time_scale=-2"}, "expected a number > 0",
+      {"set_time_scale_negative", b, {"network.time_scale=-2"}, "expected a number in [0.001, 1000]",
        "network.time_scale", "", true},
       {"chunk_kib_zero", b + "\n[network]\nchunk_kib = 0\n", {}, "integer in [1, 1048576]",
        "network.chunk_kib", "chunk_kib"},
       {"negative_default_jitter", b + "\n[network]\ndefault_jitter_ms = -1\n", {},
-       "expected a number >= 0", "network.default_jitter_ms", "default_jitter_ms"},
+       "expected a number in [0, 3.6e+06]", "network.default_jitter_ms", "default_jitter_ms"},
       {"negative_jitter", with("latency_ms = 20.0", "latency_ms = 20.0\njitter_ms = -0.5"), {},
        "-0.5 is out of range", "link.0.jitter_ms", "jitter_ms"},
       {"two_schedule_kinds",
@@ -300,7 +301,7 @@ std::vector<BadCase> bad_cases() {
       {"step_zero_capacity",
        with("latency_ms = 20.0",
             "latency_ms = 20.0\nstep_at_s = 5\nstep_capacity_gbps = 0\nstep_latency_ms = 1"),
-       {}, "0 is out of range; expected a number > 0 (Gbit/s)", "link.0.step_capacity_gbps",
+       {}, "0 is out of range; expected a number in [1e-06, 1e+06] (Gbit/s)", "link.0.step_capacity_gbps",
        "step_capacity_gbps"},
       {"step_negative_latency",
        with("latency_ms = 20.0",
@@ -339,7 +340,7 @@ std::vector<BadCase> bad_cases() {
        with("latency_ms = 20.0",
             "latency_ms = 20.0\nmarkov_factors = [1.0, 0.5]\n"
             "markov_transition = [[0.5, 0.5], [0.5, 0.5]]\nmarkov_dwell_s = 0"),
-       {}, "expected a number > 0 (seconds per congestion state)", "link.0.markov_dwell_s",
+       {}, "expected a number in [0.001, 1e9] (seconds per congestion state)", "link.0.markov_dwell_s",
        "markov_dwell_s"},
       {"batch_shares_sum", with("steps = 20", "steps = 20\nbatch_shares = [0.5, 0.4]"), {},
        "sum to 0.9", "train.batch_shares", "batch_shares"},
@@ -431,10 +432,10 @@ std::vector<BadCase> bad_cases() {
       {"forecast_window_not_an_integer", fc + "window = \"six\"\n", {}, "got a string",
        "control.forecast.window", "window ="},
       {"forecast_states_below_2", fc + "states = 1\n", {},
-       "1 is out of range; expected an integer >= 2", "control.forecast.states", "states = 1"},
+       "1 is out of range; expected an integer in [2, 64]", "control.forecast.states", "states = 1"},
       {"forecast_states_by_set", b, {"control.forecast.states=0"}, "0 is out of range",
        "control.forecast.states", "", true},
-      {"forecast_horizon_zero", fc + "horizon = 0\n", {}, "expected an integer >= 1",
+      {"forecast_horizon_zero", fc + "horizon = 0\n", {}, "expected an integer in [1, 4096]",
        "control.forecast.horizon", "horizon = 0"},
       {"forecast_alpha_zero", fc + "ewma_alpha = 0\n", {},
        "0 is out of range; expected a number in (0, 1]", "control.forecast.ewma_alpha",
@@ -446,7 +447,7 @@ std::vector<BadCase> bad_cases() {
        "unknown baseline \"gm11\"; expected one of auto, last-value, moving-mean, ewma",
        "control.forecast.fallback", "fallback ="},
       {"forecast_skill_window_3", fc + "skill_window = 3\n", {},
-       "3 is out of range; expected 0 (no skill test) or an integer >= 4",
+       "3 is out of range; expected 0 (no skill test) or an integer in [4, 4096]",
        "control.forecast.skill_window", "skill_window"},
       {"forecast_checks_unknown", fc + "checks = \"strict\"\n", {},
        "unknown value \"strict\"; expected \"full\" or \"textbook\"", "control.forecast.checks",
@@ -944,7 +945,7 @@ TEST(Config, MalformedScheduleCsvNamesTheCsvAndItsLine) {
     FAIL() << "no ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find(bad.string() + ":4: link.0.schedule: capacity_gbps -2 is out "
-                                         "of range; expected a number > 0 (Gbit/s)"),
+                                         "of range; expected a number in [1e-06, 1e+06] (Gbit/s)"),
               std::string::npos) << e.what();
   }
   // A relative path starts at the config file's folder; a non-number on line 3, reported with
