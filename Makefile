@@ -6,7 +6,7 @@ CONFIG ?= configs/default.toml
 NP ?= $(shell /usr/bin/python3 scripts/world-size.py $(CONFIG) 2>/dev/null || echo 4)
 MPIRUN = scripts/mpirun-local
 
-.PHONY: all deps configure build run test bench bench-compute bench-links bench-forecast bench-sync bench-balance clean
+.PHONY: all deps configure build run test bench bench-compute bench-links bench-forecast bench-sync bench-balance bench-paths clean
 
 all: build
 
@@ -25,7 +25,7 @@ run: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure --timeout 900
 
-bench: bench-compute bench-links bench-forecast bench-sync bench-balance
+bench: bench-compute bench-links bench-forecast bench-sync bench-balance bench-paths
 
 bench-compute: build
 	@bash scripts/bench-compute.sh $(BUILD)
@@ -44,6 +44,10 @@ bench-sync: build
 # Load scenarios x balancers (does re-splitting pay?): results/bench/balance.{csv,md}.
 bench-balance: build
 	@bash scripts/bench-balance.sh $(BUILD)
+
+# Path selectors on congested, sparse and measured graphs: results/bench/paths.{csv,md}.
+bench-paths: build
+	@bash scripts/bench-paths.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -97,6 +97,11 @@ if [ "${TC:-0}" = 1 ]; then
 fi
 
 cp "$tmp/sync.csv" "$csv"
+# Planning scale: the blp planner on random full meshes of 4–16 DCs (bench_sync --plan-scale).
+echo "dcs,seed,lp_rows,lp_cols,lp_nonzeros,plan_s_min,plan_s_median" > "$tmp/scale.csv"
+for n in 4 8 12 16; do "$build/bench_sync" --plan-scale "$n" 42 >> "$tmp/scale.csv"; done
+cp "$tmp/scale.csv" results/bench/plan-scale.csv
+cat results/bench/plan-scale.csv
 /usr/bin/python3 - "$csv" "$md" "$steps" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

@@ -17,6 +17,8 @@ struct TrainArgs {
 int cmd_train(const TrainArgs& args);                          // needs MPI (mpirun)
 int cmd_validate(const std::string& config, const std::vector<std::string>& sets);  // no MPI
 int cmd_report(const std::string& trace_path);                 // no MPI
+// `strait schedule`: every link's capacity/latency changes in run time, as CSV (no MPI).
+int cmd_schedule(const std::string& config, const std::vector<std::string>& sets, double until_s);
 
 // `strait links`: a link matrix from measured inter-region CSVs, as config tables (no MPI).
 struct LinksArgs {

@@ -36,6 +36,15 @@ int main(int argc, char** argv) {
   validate->add_option("--config", vconfig, "TOML config file")->required()->check(CLI::ExistingFile);
   validate->add_option("--set", vsets, "Override a config key: key=value (repeatable)");
 
+  std::string sconfig;
+  std::vector<std::string> ssets;
+  double until_s = 3600;
+  auto* schedule = app.add_subcommand(
+      "schedule", "Print every link's capacity and latency changes in run time, as CSV (no MPI)");
+  schedule->add_option("--config", sconfig, "TOML config file")->required()->check(CLI::ExistingFile);
+  schedule->add_option("--set", ssets, "Override a config key: key=value (repeatable)");
+  schedule->add_option("--until", until_s, "List changes before this many run seconds (default 3600)");
+
   std::string trace;
   auto* report = app.add_subcommand("report", "Summarise a finished or running trace");
   report->add_option("trace", trace, "Trace file (.h5)")->required();
@@ -114,6 +123,7 @@ int main(int argc, char** argv) {
   if (*train) return strait::cmd_train(t);
   if (*validate) return strait::cmd_validate(vconfig, vsets);
   if (*report) return strait::cmd_report(trace);
+  if (*schedule) return strait::cmd_schedule(sconfig, ssets, until_s);
   if (*links) return strait::cmd_links(l);
   if (*policies) return strait::cmd_policies(markdown);
   if (*forecast) return strait::cmd_forecast(fa);

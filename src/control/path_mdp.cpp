@@ -13,9 +13,14 @@
 //            control.paths.switch_cost_ms for changing the action;
 //   solved   by value iteration (mdp.hpp) with the ε(1−γ)/(2γ) stopping rule, re-solved only when
 //            a link's estimates have moved by more than control.paths.resolve_change.
-// The state now: each link's last measured level, or, for a link that has not been measured
-// since the last step, its most likely level under the chain (a link nobody uses still
-// recovers). With no switching cost the policy is the one-step best choice (tested).
+// The state now is known only in part: a link measured in the last step is in its measured
+// level, one that was not (a path not in use) has a belief, its last level propagated by its
+// chain. The action is the one of least expected cost under that joint belief,
+// argmin_a Σ_x b(x) Q(x, p, a) with Q the solved MDP's action values (the QMDP rule of Littman,
+// Cassandra and Kaelbling, 1995): a link that recovers half the time is weighed as such, rather
+// than as its most likely level, which would send traffic back to it — and back off again —
+// whenever recovery becomes a little more likely than not. With certain states this is the MDP's
+// policy; with no switching cost that is the one-step best choice (tested).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -87,6 +92,7 @@ class Mdp final : public PathSelector {
     std::vector<int> links;               // involved links (src·n + dst), one digit each
     std::vector<double> fingerprint;      // the model it was solved on
     MdpSolution sol;
+    std::vector<double> q;                // Q[(x·A + p)·A + a]: cost now + γ · expected value next
     int A = 0, X = 0;
     double share0 = 1;                    // the split's share on paths[0]
   };
@@ -161,19 +167,20 @@ class Mdp final : public PathSelector {
       pair = std::move(fresh);
     }
 
-    // The state now, and the action in force.
-    int x = 0, mult = 1;
+    // The belief now: per link its state distribution (one-hot where measured in the last step),
+    // the joint one their product (the links' chains are independent); shown as the most likely
+    // level per link.
+    const int64_t now = v.last() ? v.last()->step : -1;
+    std::vector<double> joint(static_cast<size_t>(pair.X), 1.0);
     std::ostringstream state;
-    for (size_t i = 0; i < pair.links.size(); ++i, mult *= K) {
+    for (size_t i = 0, mult = 1; i < pair.links.size(); ++i, mult *= K) {
       const int a = pair.links[i] / n, b = pair.links[i] % n;
-      int level = ls.last_state(a, b);
-      const int64_t now = v.last() ? v.last()->step : -1;
-      if (ls.last_measured_step(a, b) < now) {
-        const auto bel = ls.belief(a, b, now);
-        level = static_cast<int>(std::max_element(bel.begin(), bel.end()) - bel.begin());
-      }
-      x += level * mult;
-      state << (i ? "," : "") << level;
+      std::vector<double> bel(K, 0.0);
+      if (now >= 0 && ls.measured(a, b)) bel = ls.belief(a, b, now);
+      else bel[ls.last_state(a, b)] = 1.0;
+      for (int x = 0; x < pair.X; ++x) joint[x] *= bel[(x / mult) % K];
+      state << (i ? "," : "")
+            << static_cast<int>(std::max_element(bel.begin(), bel.end()) - bel.begin());
     }
     int p = 0;
     const auto& routes = d.routes[s * n + t];
@@ -183,7 +190,14 @@ class Mdp final : public PathSelector {
     else
       for (size_t i = 0; i < pair.paths.size(); ++i)
         if (routes.empty() && d.paths[s * n + t] == pair.paths[i]) p = static_cast<int>(i);
-    const int a = pair.sol.policy[static_cast<size_t>(x) * pair.A + p];
+    int a = 0;
+    double best = 1e300;
+    for (int c = 0; c < pair.A; ++c) {
+      double e = 0;
+      for (int x = 0; x < pair.X; ++x)
+        if (joint[x] > 0) e += joint[x] * pair.q[(static_cast<size_t>(x) * pair.A + p) * pair.A + c];
+      if (e < best - 1e-12) best = e, a = c;
+    }
     if (pair.split && a == pair.A - 1) {
       // Split with the shares the MDP was solved for (the paths' smoothed rates then).
       const double f0 = pair.share0;
@@ -195,7 +209,7 @@ class Mdp final : public PathSelector {
     }
     js << "{\"from\":" << s << ",\"to\":" << t << ",\"state\":[" << state.str() << "],\"action\":"
        << (pair.split && a == pair.A - 1 ? std::string("\"split\"") : std::to_string(a))
-       << ",\"expected_ms\":" << pair.sol.value[static_cast<size_t>(x) * pair.A + p]
+       << ",\"expected_ms\":" << best
        << ",\"iterations\":" << pair.sol.iterations << ",\"resolved\":" << (resolve ? "true" : "false")
        << "}";
   }
@@ -257,6 +271,13 @@ class Mdp final : public PathSelector {
         for (int p = 0; p < A; ++p) out[static_cast<size_t>(x) * A + p] = wx[x];
     };
     pair.sol = value_iteration(S, A, cost, expect, pc_.gamma, pc_.epsilon_ms);
+    pair.q.assign(static_cast<size_t>(S) * A, 0.0);
+    std::vector<double> next;
+    for (int a = 0; a < A; ++a) {
+      expect(a, pair.sol.value, next);
+      for (int sp = 0; sp < S; ++sp)
+        pair.q[static_cast<size_t>(sp) * A + a] = cost[static_cast<size_t>(sp) * A + a] + pc_.gamma * next[sp];
+    }
   }
 
   PathsConfig pc_;

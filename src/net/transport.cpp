@@ -74,15 +74,19 @@ struct InFlow {
   std::vector<MPI_Request> reqs;
   size_t posted = 0, done = 0;  // chunks posted / completed, both in order
   double sent_at = 0;           // the sender's first-byte time (header), rank 0's clock
-  // The first chunk this receiver saw arrive: a test found it missing and the next one, at most
-  // kArrivalTolerance later, found it here. A completion found after a longer gap (this rank was
-  // busy or descheduled) says when we looked, not when the chunk arrived, and the chunks queued
-  // behind it complete at once: a streaming rate or latency sample taken from them is too high
-  // (thousands of Gbit/s were seen on 0.5 Gbit/s links). Measurements start at the watched
-  // chunk. npos: none seen arrive yet.
-  size_t watched = static_cast<size_t>(-1);
+  // Chunks this receiver saw arrive ("live"): a test found the chunk missing although its
+  // receive had been posted for at least kArrivalTolerance, and the next test, at most
+  // kArrivalTolerance later, found it here. Any other completion says when we looked, not when
+  // the chunk arrived: after a longer gap (this rank was busy or descheduled), or just after
+  // the receive was posted (a late receiver: the data had been waiting, and MPI hands it over
+  // at the next test) — chunks found so complete one after another, and a streaming rate or
+  // latency sample taken from them is far too high (thousands of Gbit/s were seen on 0.5 Gbit/s
+  // links). The streaming rate runs from the first live chunk to the last. npos: none yet.
+  size_t watched = static_cast<size_t>(-1), last_live = static_cast<size_t>(-1);
   double watched_at = 0, watched_err = 0;  // when it completed (rank 0's clock), and ± how much
+  double last_live_at = 0, last_live_err = 0;
   double miss_at = -1;                     // the last test that found chunk `done` missing
+  std::vector<double> posted_at;           // per chunk: when its receive was posted
   MPI_Request header = MPI_REQUEST_NULL;
   bool header_done = false, recorded = false;
 };
@@ -232,6 +236,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       MPI_CHECK(MPI_Irecv(in.dst + in.posted * in.chunk,
                           static_cast<int>(chunk_len(in.bytes, in.chunk, in.posted)), MPI_BYTE,
                           in.prev_dc, in.tag, channel, &in.reqs[in.posted]));
+      in.posted_at[in.posted] = rank0_time();
       ++in.posted;
     }
   };
@@ -265,6 +270,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         in.window = std::min(nc, 4 + static_cast<size_t>(2 * st.capacity_bps / 8 * rtt / ch));
       }
       in.reqs.assign(nc, MPI_REQUEST_NULL);
+      in.posted_at.assign(nc, 0.0);
       ins.push_back(std::move(in));
       InFlow& posted = ins.back();
       MPI_CHECK(MPI_Irecv(&posted.sent_at, 1, MPI_DOUBLE, posted.prev_dc, tag + kMaxTransfers,
@@ -301,9 +307,12 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           in.miss_at = at;
           break;
         }
-        if (in.watched == static_cast<size_t>(-1) && in.miss_at >= 0 &&
-            at - in.miss_at <= kArrivalTolerance)
+        const bool live = in.miss_at >= 0 && at - in.miss_at <= kArrivalTolerance &&
+                          in.miss_at - in.posted_at[in.done] >= kArrivalTolerance;
+        if (live && in.watched == static_cast<size_t>(-1))
           in.watched = in.done, in.watched_at = at, in.watched_err = at - in.miss_at;
+        else if (live)
+          in.last_live = in.done, in.last_live_at = at, in.last_live_err = at - in.miss_at;
         in.miss_at = -1;
         ++in.done;
       }
@@ -324,11 +333,14 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           mine[l].latency_ms += std::max(0.0, got - in.sent_at) * 1e3;
           mine[l].latency_samples += 1;
         }
-        // The bytes after the watched chunk over the time since it arrived.
-        if (in.watched < in.nchunks - 1 && got - in.watched_at > 5 * in.watched_err) {
-          const size_t before = std::min(in.bytes, (in.watched + 1) * in.chunk);
-          mine[l].stream_bytes += static_cast<double>(in.bytes - before);
-          mine[l].stream_ms += (got - in.watched_at) * 1e3;
+        // The bytes after the first live chunk up to the last one, over the time between their
+        // arrivals (when that is well above how well we know them).
+        if (in.watched != static_cast<size_t>(-1) && in.last_live != static_cast<size_t>(-1) &&
+            in.last_live_at - in.watched_at > 5 * (in.watched_err + in.last_live_err)) {
+          const size_t from = std::min(in.bytes, (in.watched + 1) * in.chunk);
+          const size_t to = std::min(in.bytes, (in.last_live + 1) * in.chunk);
+          mine[l].stream_bytes += static_cast<double>(to - from);
+          mine[l].stream_ms += (in.last_live_at - in.watched_at) * 1e3;
         }
         in.recorded = true;
       }

@@ -37,9 +37,10 @@ struct LinkCounters {
   double latency_ms = 0;       // receiver: sum over small one-chunk messages of receive − send
   double latency_samples = 0;  // receiver: how many such messages (only those it was waiting
                                // for: one found already queued says when we looked, not arrival)
-  double stream_bytes = 0;     // receiver: bytes of multi-chunk flows after the first chunk it
-  double stream_ms = 0;        // saw arrive, and the time from that arrival to the last: the
-                               // link's delivery rate while a flow streamed, latency excluded
+  double stream_bytes = 0;     // receiver: bytes of multi-chunk flows between the first chunk
+  double stream_ms = 0;        // it saw arrive and the last (after the first, up to the last),
+                               // and the time between those arrivals: the link's delivery rate
+                               // while a flow streamed, latency excluded (transport.cpp, InFlow)
   double queued_ms = 0;        // sender: time its chunks waited for the link behind other flows'
                                // chunks (software shaper; not observable under tc: 0)
   double shaper_busy_ms = 0;   // sender: the software shaper's own reservations of the link

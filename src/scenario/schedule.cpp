@@ -161,6 +161,19 @@ double LinkSchedule::transmit_time(double t0, double bytes) const {
   return (u - u0) * scale_;
 }
 
+std::vector<LinkSchedule::Change> LinkSchedule::changes(double until_s) const {
+  const double until_u = until_s / scale_;
+  Segment s = segment_at(0);
+  std::vector<Change> out{{0.0, {s.capacity_bps / scale_, s.latency_s * scale_}}};
+  while (s.end < until_u) {
+    const Segment next = segment(s.index + 1);
+    if (next.capacity_bps != s.capacity_bps || next.latency_s != s.latency_s)
+      out.push_back({s.end * scale_, {next.capacity_bps / scale_, next.latency_s * scale_}});
+    s = next;
+  }
+  return out;
+}
+
 LinkSchedule LinkSchedule::scaled(double time_scale) const {
   if (!std::isfinite(time_scale) || time_scale <= 0)
     throw std::invalid_argument("LinkSchedule::scaled: time_scale " + str(time_scale) +

@@ -56,6 +56,14 @@ class LinkSchedule {
   double transmit_time(double t0, double bytes) const;
   // The same schedule with the world stretched by time_scale (> 0); scales compose.
   LinkSchedule scaled(double time_scale) const;
+  // Every moment in run time [0, until_s) at which the capacity or latency takes a new value,
+  // with the new values (run figures), the first at t = 0; what an external shaper (tc under
+  // scripts/netns-run, `strait schedule`) must apply, and when, to enforce this schedule.
+  struct Change {
+    double t_s;
+    LinkState state;
+  };
+  std::vector<Change> changes(double until_s) const;
 
   double time_scale() const { return scale_; }
   const std::string& kind() const { return kind_; }  // constant | piecewise | step | markov

@@ -158,7 +158,7 @@ class Run {
   std::map<int64_t, std::vector<int64_t>> offsets_;      // corpus offsets by step
   double ctl_ms_prev_ = 0, trace_ms_prev_ = 0;
   struct Summary {
-    double tok_s = 0, wall = 0, compute = 0, sync = 0, wait = 0, ctl = 0, trace = 0;
+    double tokens = 0, wall = 0, compute = 0, sync = 0, wait = 0, ctl = 0, trace = 0;
     int steps = 0;
   } sum_;
 

@@ -99,7 +99,9 @@ TrainOutcome Run::finish(bool stopped) {
     std::printf("mean per step: wall %.1f ms, compute %.1f ms, sync %.1f ms, wait %.1f ms, "
                 "%.0f tok/s; controller %.2f ms, trace %.2f ms (beside the step loop)\n",
                 sum_.wall / sum_.steps, sum_.compute / sum_.steps, sum_.sync / sum_.steps,
-                sum_.wait / sum_.steps, sum_.tok_s / sum_.steps, sum_.ctl / sum_.steps,
+                // tokens over wall time, not a mean of per-step rates (which overweights
+                // the fast steps)
+                sum_.wait / sum_.steps, sum_.tokens / (sum_.wall / 1e3), sum_.ctl / sum_.steps,
                 sum_.trace / sum_.steps);
     if (!opt_.checkpoint_path.empty()) std::printf("checkpoint: %s\n", opt_.checkpoint_path.c_str());
     std::fflush(stdout);

@@ -147,7 +147,7 @@ void Run::trace_step(const StepRecord& r) {
     if (!lr.empty()) trace_->append_links(lr);
     trace_->append_step(row, offsets);
   }
-  sum_.tok_s += row.tokens / (row.wall_ms / 1e3), sum_.wall += row.wall_ms;
+  sum_.tokens += row.tokens, sum_.wall += row.wall_ms;
   sum_.compute += row.compute_ms, sum_.sync += row.sync_ms, sum_.wait += row.wait_ms;
   sum_.ctl += row.controller_ms, sum_.trace += row.trace_ms;
   ++sum_.steps;

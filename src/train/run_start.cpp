@@ -9,6 +9,7 @@
 #include "core/check.hpp"
 #include "core/timer.hpp"
 #include "core/wire.hpp"
+#include "net/run_clock.hpp"
 #include "train/model_state.hpp"
 #include "train/run.hpp"
 #include "train/startup.hpp"
@@ -135,7 +136,9 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
   const Plan first = pending_.at(start_);
 
   MPI_CHECK(MPI_Barrier(topo_.world));  // link schedules start together
-  transport_ = std::make_unique<Transport>(cfg, scenario_, MPI_Wtime());
+  const double schedules_t0 = MPI_Wtime();
+  transport_ = std::make_unique<Transport>(cfg, scenario_, schedules_t0);
+  if (root_) publish_run_clock(schedules_t0);  // for tc under scripts/netns-run
   transport_->set_clock_offset(clock_.offset_s);
   // The control link's rounds run on a thread of their own when MPI allows two threads in it.
   control_ = std::make_unique<ControlLink>(

@@ -5,6 +5,10 @@
 #   2. --exec mode: iperf3 dc0 -> dc1 and dc1 -> dc0 within ±15% of 20 Mbit/s, and the round trip
 #      (ping -U, else TCP connect time) at least 2 x 10 ms;
 #   3. SIGTERM to the launcher in the middle of a run: the run stops cleanly, everything goes;
+#   4. link schedules under tc on a sparse line of 3 DCs (a - b - c, no a - c link): the a <-> b
+#      links drop from 20 to 4 Mbit/s at 1.5 s; tc-schedule.py applies both changes (logged,
+#      tc exit 0, how late printed), the run relays a <-> c through b, and the a -> b goodput
+#      measured in the trace after the change is at most 4 Mbit/s + 15%;
 #   and after each launch: no namespace, NFQUEUE rule, delay stage or rank of ours is left.
 # Exits 77 (CTest: skipped) with the reason when it cannot run here: not root, or netns-run --check
 # says a tool or kernel feature is missing (its message says which), or iperf3 is missing.
@@ -212,4 +216,91 @@ grep -q "cleanup: removed" "$TMP/term.log" || { cat "$TMP/term.log"; fail "no cl
 grep -q "stopped by signal" "$TMP/term.log" && ok "ranks stopped cleanly at a step boundary"
 ok "SIGTERM: netns-run exits 143 and reports its cleanup"
 check_clean "SIGTERM"
+
+# ---- 4. link schedules under tc, on a sparse graph ----------------------------------------------
+cat >"$TMP/line.toml" <<EOF
+[run]
+name = "line"
+out_dir = "$TMP"
+[[datacenter]]
+name = "a"
+ranks = 1
+[[datacenter]]
+name = "b"
+ranks = 1
+[[datacenter]]
+name = "c"
+ranks = 1
+[network]
+full_mesh = false
+default_capacity_gbps = 0.02
+default_latency_ms = 5
+[[link]]
+from = "a"
+to = "b"
+step_at_s = 1.5
+step_capacity_gbps = 0.004
+step_latency_ms = 5
+[[link]]
+from = "b"
+to = "a"
+step_at_s = 1.5
+step_capacity_gbps = 0.004
+step_latency_ms = 5
+[[link]]
+from = "b"
+to = "c"
+[[link]]
+from = "c"
+to = "b"
+[control]
+path_selector = "shortest"
+[model]
+layers = 1
+d_model = 32
+heads = 2
+d_ff = 64
+seq_len = 16
+[train]
+global_batch = 3
+steps = 40
+seed = 7
+log_every = 1000
+EOF
+launch "$TMP/line.log" 240 --config "$TMP/line.toml" --schedule-log "$TMP/applied.csv" -- --force
+[ "$RC" -eq 0 ] || { cat "$TMP/line.log"; fail "sparse line with schedules through netns-run exited $RC"; }
+grep -q "no link a -> c" "$TMP/line.log" || { cat "$TMP/line.log"; fail "netns-run should say a -> c is not a link"; }
+grep "link schedules:" "$TMP/line.log"
+sched=$(/usr/bin/python3 - "$TMP/applied.csv" "$TMP/line.h5" <<'EOF' 2>&1
+import csv, sys, h5py, numpy as np
+rows = list(csv.DictReader(open(sys.argv[1])))
+got = sorted((r["from"], r["to"]) for r in rows)
+if got != [("a", "b"), ("b", "a")] or any(r["ok"] != "0" for r in rows):
+    sys.exit("applied changes %s, tc status %s" % (got, [r["ok"] for r in rows]))
+late = [float(r["late_ms"]) for r in rows]
+if min(late) < 0 or any(abs(float(r["planned_s"]) - 1.5) > 1e-9 for r in rows):
+    sys.exit("changes planned %s, late %s ms" % ([r["planned_s"] for r in rows], late))
+with h5py.File(sys.argv[2], "r", locking=False) as f:
+    steps, links = f["steps"][:], f["links"][:]
+# Run time at each step's start, from rank 0's step walls (the schedules start just before step 0).
+start = dict(zip(steps["step"], np.cumsum(steps["wall_ms"]) / 1e3 - steps["wall_ms"] / 1e3))
+ab = links[(links["src"] == 0) & (links["dst"] == 1)]
+after = [r for r in ab if start[r["step"]] > 1.5 + 0.3 + max(late) / 1e3 and r["wire_ms"] > 0]
+ac = links[(links["src"] == 0) & (links["dst"] == 2)]
+if len(ac) and ac["bytes"].sum() > 0:
+    sys.exit("%d bytes crossed a -> c, which is not a link" % ac["bytes"].sum())
+if len(after) < 3:
+    sys.exit("only %d steps with a -> b traffic after the change" % len(after))
+gbps = sum(r["bytes"] for r in after) * 8 / (sum(r["wire_ms"] for r in after) * 1e6)
+if gbps > 0.004 * 1.15:
+    sys.exit("a -> b delivered %.4f Gbit/s after the change to 0.004" % gbps)
+print("ok %.2f %.4f" % (max(late), gbps))
+EOF
+)
+case $sched in
+  ok*) read -r _ late gbps <<<"$sched"
+       ok "schedules under tc: both changes applied (at most $late ms late), a -> b then delivered $gbps Gbit/s (0.004 scheduled); nothing crossed a -> c" ;;
+  *) cat "$TMP/line.log"; fail "schedules under tc: $sched" ;;
+esac
+check_clean "sparse line with schedules"
 echo "PASSED"

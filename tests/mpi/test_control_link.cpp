@@ -153,9 +153,13 @@ void two_rounds(bool threaded) {
   EXPECT_EQ(all[2 * n + 0].bytes, 2 * 1 * rec);
   EXPECT_EQ(all[0 * n + 1].bytes, 2 * sizeof(Reply) + 6);
   EXPECT_EQ(all[0 * n + 2].bytes, 2 * sizeof(Reply) + 6);
-  EXPECT_EQ(all[0 * n + 1].latency_samples, 3.0);
-  EXPECT_GE(all[0 * n + 1].latency_ms / 3, 5.0 * 0.99);
-  EXPECT_LE(all[0 * n + 1].latency_ms / 3, 5.0 + 5.0);
+  // Three small messages went a → b; each gives a sample when b saw it arrive (a message found
+  // already waiting — b busy, as on a loaded machine — says when b looked, and gives none).
+  const double samples = all[0 * n + 1].latency_samples;
+  EXPECT_GE(samples, 1.0);
+  EXPECT_LE(samples, 3.0);
+  EXPECT_GE(all[0 * n + 1].latency_ms / samples, 5.0 * 0.99);
+  EXPECT_LE(all[0 * n + 1].latency_ms / samples, 5.0 + 5.0);
   EXPECT_EQ(all[1 * n + 2].bytes, 0.0);  // nothing between b and c
 }
 

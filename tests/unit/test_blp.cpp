@@ -239,7 +239,9 @@ TEST(Blp, RelaysAroundACongestedLink) {
   EXPECT_GT(d.bandwidth_s, 1.4 * s.bandwidth_s);
 }
 
-TEST(Blp, SixteenDcsPlanInUnderTwoSeconds) {
+// The 16-DC planning time is a benchmark figure (bench_sync --plan-scale, make bench-sync →
+// results/bench/plan-scale.csv), not asserted here: a busy machine would fail a timed test.
+TEST(Blp, SixteenDcsPlan) {
   const BlpGraph g = random_mesh(16, 42);
   const ControllerView v = view_of(g);
   auto planner = make_sync_planner("blp", Config{});
@@ -248,7 +250,6 @@ TEST(Blp, SixteenDcsPlanInUnderTwoSeconds) {
   const SyncDecision d = planner->plan(v, direct(16));
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("  16 DCs: plan in %.3f s; detail %s\n", s, d.detail.substr(0, 400).c_str());
-  EXPECT_LT(s, 2.0);
   EXPECT_NO_THROW(check_owner_plan(d.plan, 16));
   // The planner's LP offers the 6 widest relays of each pair: 240 flows per phase, one direct
   // and 6 relayed paths each; rows: Σα, 480 flows, 2 × 240 links, Σ τ.

@@ -196,6 +196,36 @@ TEST(Schedule, MarkovTransferIntegratesAcrossStates) {
   EXPECT_NEAR(s.scaled(3).transmit_time(3 * t0, bytes), 3 * (t - t0), 1e-9);
 }
 
+// changes(): what an external shaper (tc) must apply, and when — checked against at() on a
+// fine grid, for a step, a scaled step and a Markov process (only state changes are listed).
+TEST(Schedule, ChangesListEveryNewValueAndItsRunTime) {
+  const LinkSchedule step = LinkSchedule::step(8e6, 0.01, 0.5, 16e6, 0.002).scaled(10);
+  const auto c = step.changes(100);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_DOUBLE_EQ(c[0].t_s, 0.0);
+  EXPECT_DOUBLE_EQ(c[0].state.capacity_bps, 8e5);
+  EXPECT_DOUBLE_EQ(c[0].state.latency_s, 0.1);
+  EXPECT_DOUBLE_EQ(c[1].t_s, 5.0);
+  EXPECT_DOUBLE_EQ(c[1].state.capacity_bps, 16e5);
+  EXPECT_EQ(step.changes(4.0).size(), 1u);  // the step at 5 s is beyond the horizon
+  for (double scale : {1.0, 2.5}) {
+    const LinkSchedule m = LinkSchedule::markov(1e9, 0.01, kFactors, kP, 0.1, 9).scaled(scale);
+    const double until = 30 * scale;
+    const auto ch = m.changes(until);
+    ASSERT_GT(ch.size(), 20u);
+    size_t i = 0;
+    for (int j = 0; j < 3000; ++j) {  // probes a little after every 0.01 × scale
+      const double t = (j * 0.01 + 1e-6) * scale;
+      while (i + 1 < ch.size() && ch[i + 1].t_s <= t) ++i;
+      ASSERT_DOUBLE_EQ(m.at(t).capacity_bps, ch[i].state.capacity_bps) << t;
+    }
+    for (size_t k = 1; k < ch.size(); ++k) {
+      EXPECT_NE(ch[k].state.capacity_bps, ch[k - 1].state.capacity_bps) << k;
+      EXPECT_GT(ch[k].t_s, ch[k - 1].t_s);
+    }
+  }
+}
+
 TEST(Schedule, FactoriesRejectBadDefinitions) {
   EXPECT_THROW(LinkSchedule::constant(0, 0), std::invalid_argument);
   EXPECT_THROW(LinkSchedule::constant(-1e9, 0), std::invalid_argument);

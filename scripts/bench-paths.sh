@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# bench-paths.sh — path-selection benchmark (make bench-paths, docs/paths.md): every path
+# selector on every scenario, trained under the software shaper; per run the mean and p95 sync
+# time per step and tokens/s from the trace, and per scenario the fraction of `oracle` (an UPPER
+# BOUND: it reads the true schedules) and the sync time relative to `direct`.
+# Scenarios (configs/paths/ and the measured matrices of configs/):
+#   markov3       3 DCs, full mesh, every link Markov-congested (its own seed)
+#   detour3       3 DCs, the a<->b links congested most of the time, the detour via c clear
+#   clear3        3 DCs, full mesh, nothing congested: no detour helps (mdp must not lose)
+#   sparse-ring4  4 DCs on a ring, no chords (direct is refused there), a->b Markov-congested
+#   us-eu-asia-c  the measured us-eu-asia matrix, eu->asia Markov-congested
+#   mesh6-c       the measured 6-region matrix, us-west->eu-west and netherlands->tokyo congested
+# The two measured matrices run at their real figures with a larger model (1.73 MB gradient) so
+# that bytes, not only latency, decide; their congestion is added here (congest() below), as a
+# Markov process with factors [1, 0.01] and a dwell of 4 s.
+# Each policy runs BENCH_REPEATS times (default 1), interleaved; the table gives medians.
+# Writes results/bench/paths.csv (every run) and results/bench/paths.md; traces in a temporary
+# folder. Cost: about 12 minutes on 2 cores with the defaults.
+# Usage: scripts/bench-paths.sh [BUILD_DIR]
+#   SCENARIOS="..." POLICIES="..." BENCH_REPEATS=N to narrow or widen it;
+#   TC=1 also runs TC_SCENARIOS (default detour3) under scripts/netns-run (root, tc; shaper none;
+#   the link schedules applied by tc on time) with direct, mdp and oracle, rows marked "tc".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+repeats=${BENCH_REPEATS:-1}
+scenarios=${SCENARIOS:-"markov3 detour3 clear3 sparse-ring4 us-eu-asia-c mesh6-c"}
+policies=${POLICIES:-"direct shortest widest ewma-widest mdp oracle"}
+tc_scenarios=${TC_SCENARIOS:-"detour3"}
+tmp=$(mktemp -d /tmp/strait-bench-paths.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p results/bench
+
+# congest BASE OUT SEED FROM:TO ... — BASE with Markov congestion added to the listed links.
+congest() {
+  /usr/bin/python3 - "$@" <<'PY'
+import re, sys
+base, out, seed, pairs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+text = open(base).read()
+blocks = re.split(r"(?m)^(?=\[)", text)
+done = set()
+for i, b in enumerate(blocks):
+    if not b.startswith("[[link]]"):
+        continue
+    src = re.search(r'(?m)^from\s*=\s*"([^"]+)"', b).group(1)
+    dst = re.search(r'(?m)^to\s*=\s*"([^"]+)"', b).group(1)
+    if f"{src}:{dst}" in pairs:
+        blocks[i] = b.rstrip("\n") + ("\nmarkov_factors = [1.0, 0.01]\n"
+                                      "markov_transition = [[0.7, 0.3], [0.3, 0.7]]\n"
+                                      "markov_dwell_s = 4.0\nmarkov_seed = %d\n\n" % (seed + len(done)))
+        done.add(f"{src}:{dst}")
+missing = set(pairs) - done
+if missing:
+    sys.exit("bench-paths: no link %s in %s" % (", ".join(sorted(missing)), base))
+open(out, "w").write("".join(blocks))
+PY
+}
+
+big_model=(--set model.layers=2 --set model.d_model=128 --set model.heads=4 --set model.d_ff=512
+           --set model.seq_len=32)
+
+config_of() {  # config_of SCENARIO → "config path" and the extra --set arguments, one per line
+  case $1 in
+    markov3|detour3|sparse-ring4) echo "configs/paths/$1.toml" ;;
+    clear3)
+      sed -e '/^markov_/d' -e 's/^name = "markov3"/name = "clear3"/' configs/paths/markov3.toml \
+        > "$tmp/clear3.toml"
+      echo "$tmp/clear3.toml" ;;
+    us-eu-asia-c)
+      congest configs/us-eu-asia.toml "$tmp/$1.toml" 31 eu:asia
+      echo "$tmp/$1.toml"; printf '%s\n' "${big_model[@]}" --set train.steps=40 ;;
+    mesh6-c)
+      congest configs/mesh6.toml "$tmp/$1.toml" 41 us-west:eu-west netherlands:tokyo
+      echo "$tmp/$1.toml"; printf '%s\n' "${big_model[@]}" --set train.steps=30 ;;
+    *) echo "bench-paths: unknown scenario $1" >&2; exit 2 ;;
+  esac
+}
+
+list="$tmp/runs.txt"
+: > "$list"
+run_one() {  # run_one SCENARIO POLICY REPEAT BACKEND
+  local s=$1 p=$2 rep=$3 backend=$4
+  mapfile -t spec < <(config_of "$s")
+  local cfg=${spec[0]} sets=("${spec[@]:1}")
+  local np
+  np=$(/usr/bin/python3 scripts/world-size.py "$cfg")
+  local trace="$tmp/$s-$p-$backend-$rep.h5"
+  sets+=(--set control.path_selector="$p" --set train.log_every=1000)
+  echo "bench-paths: $s, $p, $backend (run $rep of $repeats, $np ranks)"
+  local t0
+  t0=$(date +%s)
+  if [ "$backend" = tc ]; then
+    scripts/netns-run --config "$cfg" --build "$build" -- "${sets[@]}" --set network.shaper=none \
+      --out "$trace" --force > "$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+  else
+    scripts/mpirun-local -np "$np" "$build/strait" train --config "$cfg" "${sets[@]}" \
+      --out "$trace" --force > "$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+  fi
+  echo "  $(grep '^mean per step' "$tmp/log" || true) [$(( $(date +%s) - t0 )) s]"
+  echo "$s $p $backend $rep $trace" >> "$list"
+}
+
+for rep in $(seq 1 "$repeats"); do
+  for s in $scenarios; do
+    for p in $policies; do
+      # "direct" cannot run on a graph where some pair has no link: it is refused at start.
+      [ "$s" = sparse-ring4 ] && [ "$p" = direct ] && continue
+      run_one "$s" "$p" "$rep" sw
+    done
+  done
+done
+if [ "${TC:-0}" = 1 ]; then
+  for rep in $(seq 1 "$repeats"); do
+    for s in $tc_scenarios; do
+      for p in direct mdp oracle; do run_one "$s" "$p" "$rep" tc; done
+    done
+  done
+fi
+
+/usr/bin/python3 scripts/paths_table.py "$list" results/bench/paths.csv results/bench/paths.md \
+  "$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" "$repeats"
+cat results/bench/paths.md

@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""paths_table.py LIST CSV MD COMMIT REPEATS — the tables of make bench-paths (bench-paths.sh).
+
+LIST has one line per run: "scenario selector backend repeat trace.h5". From each trace, over
+the steps after the first two (start-up: connections, first solves):
+  sync ms       per step the slowest rank's sync time (/ranks.sync_ms, each rank's own clock),
+                then the mean and the 95th percentile over the steps;
+  tokens/s      the steps' tokens over their wall time (sum of /steps.wall_ms, rank 0's clock);
+  path changes  path_selector decision records after the start-up one (each changes a route).
+The Markdown table gives medians over the repeats, per scenario and backend the fraction of the
+`oracle` selector's tokens/s (oracle is an UPPER BOUND: it reads the true schedules) and the
+sync time relative to `direct`.
+"""
+import csv
+import statistics
+import sys
+
+import h5py
+import numpy as np
+
+list_file, csv_out, md_out, commit, repeats = sys.argv[1:6]
+rows = []
+for line in open(list_file):
+    scenario, selector, backend, rep, trace = line.split()
+    with h5py.File(trace, "r", locking=False) as f:
+        steps, ranks = f["steps"][()], f["ranks"][()]
+        changes = sum(1 for d in f["decisions"][()] if d["slot"].decode() == "path_selector"
+                      and d["step"] >= int(steps["step"][0]))
+    keep = steps["step"] >= steps["step"][0] + 2
+    st = steps[keep]
+    sync = np.array([ranks["sync_ms"][ranks["step"] == s].max() for s in st["step"]])
+    wall = float(st["wall_ms"].sum())
+    rows.append({
+        "scenario": scenario, "backend": backend, "selector": selector, "run": int(rep),
+        "steps": int(len(st)), "sync_mean_ms": float(sync.mean()),
+        "sync_p95_ms": float(np.percentile(sync, 95)),
+        "tokens_per_s": float(st["tokens"].sum()) / (wall / 1e3),
+        "wall_ms_mean": wall / len(st), "path_changes": changes,
+        "final_loss": float(steps["loss"][-1]),
+    })
+
+with open(csv_out, "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+
+groups = {}
+for r in rows:
+    groups.setdefault((r["scenario"], r["backend"], r["selector"]), []).append(r)
+med = lambda k, g: statistics.median(x[k] for x in g)
+out = ["# Path selection: sync time and throughput per selector (`make bench-paths`)", "",
+       f"Command: `scripts/bench-paths.sh build` (commit {commit}; {repeats} run(s) of each "
+       "selector, interleaved; medians). Backend `sw` = software shaper, `tc` = kernel shaping "
+       "under scripts/netns-run with the link schedules applied by tc. Sync: per step the slowest "
+       "rank's /ranks.sync_ms, mean and p95 over the steps after the first two; tokens/s: their "
+       "tokens over their wall time (rank 0's clock). `oracle` is an UPPER BOUND (it reads the "
+       "true schedules), not a method. docs/paths.md says what the scenarios are and how to read "
+       "this.", "",
+       "| scenario | backend | selector | sync mean ms | sync p95 ms | tokens/s | min-max | "
+       "of oracle | sync vs direct | path changes |",
+       "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+for (s, b, p), g in groups.items():
+    orc = groups.get((s, b, "oracle"))
+    dr = groups.get((s, b, "direct"))
+    tps = med("tokens_per_s", g)
+    lo, hi = min(x["tokens_per_s"] for x in g), max(x["tokens_per_s"] for x in g)
+    out.append("| %s | %s | %s | %.1f | %.1f | %.0f | %.0f-%.0f | %s | %s | %d |" % (
+        s, b, p, med("sync_mean_ms", g), med("sync_p95_ms", g), tps, lo, hi,
+        "%.0f%%" % (100 * tps / med("tokens_per_s", orc)) if orc else "—",
+        "%.2f×" % (med("sync_mean_ms", g) / med("sync_mean_ms", dr)) if dr else "—",
+        med("path_changes", g)))
+open(md_out, "w").write("\n".join(out) + "\n")
