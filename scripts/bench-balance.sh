@@ -28,9 +28,11 @@ for rep in $(seq 1 "$repeats"); do
       scripts/mpirun-local -np 4 "$build/strait" train --config "configs/balance/$s.toml" \
         --set "control.forecaster=$forecaster" --set "control.balancer=$balancer" \
         --out "$trace" --force | tail -2
-      echo "$s $forecaster $balancer $rep $trace" >> "$list"
+      read -r load1 _ < /proc/loadavg  # how busy the machine was (the table reports it)
+      echo "$s $forecaster $balancer $rep $trace $load1" >> "$list"
     done
   done
 done
-/usr/bin/python3 scripts/balance_table.py "$list" results/bench/balance.csv results/bench/balance.md
+BENCH_REPEATS=$repeats /usr/bin/python3 scripts/balance_table.py "$list" results/bench/balance.csv \
+  results/bench/balance.md
 cat results/bench/balance.md

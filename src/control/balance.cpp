@@ -141,14 +141,17 @@ Tuned tune(const World& w, const std::vector<double>& loads, const std::vector<d
   return t;
 }
 
-// Every rank's mean load at its reference work over the last `window` completed steps.
-std::vector<double> recent_mean(const ControllerView& v, int window) {
-  const auto& h = v.history();
-  const size_t from = h.size() > static_cast<size_t>(window) ? h.size() - window : 0;
-  std::vector<double> mean(v.world().world_size, 0.0);
-  for (size_t j = from; j < h.size(); ++j)
-    for (size_t r = 0; r < mean.size() && r < h[j].ranks.size(); ++r)
-      mean[r] += h[j].ranks[r].ref_load_ms() / static_cast<double>(h.size() - from);
+// Every rank's mean load at its reference work over the `window` completed steps before h[to].
+// The mean, not the median: on a stationary two-valued load (each step 1.0 or 0.7 at even odds)
+// a median of 20 steps is either value by chance, and acting on it chases the noise the gate is
+// there to stop; spikes of the machine do not reach the loads on an emulated device (pacer.hpp).
+std::vector<double> recent_mean(const std::deque<StepRecord>& h, size_t to, int window,
+                                int world_size) {
+  const size_t from = to > static_cast<size_t>(window) ? to - window : 0;
+  std::vector<double> mean(world_size, 0.0);
+  for (size_t j = from; j < to; ++j)
+    for (int r = 0; r < world_size && static_cast<size_t>(r) < h[j].ranks.size(); ++r)
+      mean[r] += h[j].ranks[r].ref_load_ms() / static_cast<double>(to - from);
   return mean;
 }
 
@@ -177,12 +180,9 @@ void BalanceRule::score(const ControllerView& v) {
     for (size_t j = h.size(); j-- > 0 && h[j].step >= it->first;)
       if (h[j].step == it->first) at = j;
     if (at < h.size() && at >= 2 && static_cast<int>(h[at].ranks.size()) == w.world_size) {
-      std::vector<double> actual, recent(w.world_size, 0.0);
+      std::vector<double> actual;
       for (const RankStep& r : h[at].ranks) actual.push_back(r.ref_load_ms());
-      const size_t from = at > window ? at - window : 0;
-      for (size_t j = from; j < at; ++j)
-        for (int r = 0; r < w.world_size; ++r)
-          recent[r] += h[j].ranks[r].ref_load_ms() / static_cast<double>(at - from);
+      const std::vector<double> recent = recent_mean(h, at, cfg_.noise_window, w.world_size);
       // On the loads that came: the plan the prediction asked for against the plan the recent
       // mean asks for.
       const Tuned p = tune(w, it->second, ref_flops), q = tune(w, recent, ref_flops);
@@ -219,31 +219,49 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   // for against the plans the mean of the steps before each asked for. A forecast that chases
   // noise asks for splits the next step undoes and loses to the mean: while the predictions'
   // plans do worse on average, the rule acts on the recent mean instead (which also undoes a
-  // change an outlier slipped through). Known loads (the oracle's) need no gate; until half a
-  // window is scored nothing changes.
+  // change an outlier slipped through). Known loads (the oracle's) need no gate. The gate
+  // decides once half a window is scored.
   const size_t needed = std::max<size_t>(2, static_cast<size_t>(cfg_.noise_window) / 2);
   double skill = 0;
   for (double g : backtest_) skill += g / static_cast<double>(std::max<size_t>(1, backtest_.size()));
+  //
+  // Until then (warm-up) the rule acts on the mean of the last kSteady completed steps, the first
+  // step of the run never among them (its allocations and first touches are not load), and a
+  // change must win by more than the hysteresis on each of those steps' loads, not only on
+  // their mean: a rank slow in all of them is slow, one slow in some is noise. Waiting for the
+  // gate instead left a rank at a quarter of its speed unanswered for the first 14 steps.
+  constexpr size_t kSteady = 4;
+  const auto& hist = v.history();
+  std::vector<std::vector<double>> steady;  // warm-up: the loads a change must win on, each
   std::vector<double> acting_on = ref_ms;
   if (futures.empty()) {
     js << ",\"backtest\":{\"steps\":" << backtest_.size() << ",\"mean_gain\":" << number(skill)
        << "}";
     if (backtest_.size() < needed) {
-      js << ",\"decision\":\"keep\",\"why\":\"waiting for " << needed
-         << " scored predictions, to know whether acting on them pays\"}";
-      keep.detail = js.str();
-      return keep;
+      bool complete = hist.size() > kSteady;
+      for (size_t j = complete ? hist.size() - kSteady : 0; complete && j < hist.size(); ++j) {
+        complete = static_cast<int>(hist[j].ranks.size()) == W;
+        std::vector<double> at;
+        for (const RankStep& r : hist[j].ranks) at.push_back(r.ref_load_ms());
+        steady.push_back(std::move(at));
+      }
+      if (!complete) {
+        js << ",\"decision\":\"keep\",\"why\":\"waiting for " << kSteady
+           << " completed steps after the first\"}";
+        keep.detail = js.str();
+        return keep;
+      }
+      acting_on = recent_mean(hist, hist.size(), kSteady, W);
+      js << ",\"acting_on\":\"warm-up: mean of the last " << kSteady << " steps\"";
+    } else {
+      if (skill < 0) acting_on = recent_mean(hist, hist.size(), cfg_.noise_window, W);
+      js << ",\"acting_on\":\"" << (skill < 0 ? "recent mean" : "prediction") << "\"";
     }
-    if (skill < 0) acting_on = recent_mean(v, cfg_.noise_window);
-    js << ",\"acting_on\":\"" << (skill < 0 ? "recent mean" : "prediction") << "\"";
   }
   // The loads a plan is judged on: the next gain_steps steps where they are known, else those
   // it acts on, held until the change repays.
   const std::vector<std::vector<double>> outcomes =
       futures.empty() ? std::vector<std::vector<double>>{acting_on} : futures;
-  std::vector<double> mean_ms(W, 0.0);
-  for (const auto& o : outcomes)
-    for (int r = 0; r < W; ++r) mean_ms[r] += o[r] / outcomes.size();
   const std::vector<double> ref_flops = reference_flops(w);
 
   // The sync time of the plan in force: measured (the gateway that arrived last waits least,
@@ -259,12 +277,13 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   }
   const double sync_ms = syncs.empty() ? cur.sync.predicted_ms : median(syncs);
   const bool overlapped = cur.overlap == Overlap::pipelined;
+  auto step_on = [&](const Candidate& c, const std::vector<double>& loads) {
+    const double compute = compute_ms(w, loads, ref_flops, c.flops, c.seqs);
+    return overlapped ? std::max(compute, sync_ms) : compute + sync_ms;
+  };
   auto expected_step = [&](const Candidate& c) {
     double sum = 0;
-    for (const auto& o : outcomes) {
-      const double compute = compute_ms(w, o, ref_flops, c.flops, c.seqs);
-      sum += overlapped ? std::max(compute, sync_ms) : compute + sync_ms;
-    }
+    for (const auto& o : outcomes) sum += step_on(c, o);
     return sum / outcomes.size();
   };
 
@@ -287,8 +306,8 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   const double K = cfg_.gain_steps;
   auto value = [&](const Candidate& c) { return K * (in_force.step_ms - c.step_ms) - c.cost_ms; };
 
-  // The best plan whole heads and sequences allow for one set of loads (the prediction, or the
-  // mean of the known next steps), kept to the changes that pay on the outcomes.
+  // The best plan whole heads and sequences allow for one set of loads (those of the step decided
+  // for), kept to the changes that pay on the outcomes.
   struct Choice {
     Candidate plan;
     std::vector<double> dc_gain;  // relative gain per sequence of re-splitting each DC
@@ -357,8 +376,10 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
     for (int d : eligible) ch.repays = ch.repays && ch.plan.resplit.count(d) > 0;
     return ch;
   };
-  const Choice by_point = choose(acting_on), by_mean = choose(mean_ms);
-  const Choice& ch = value(by_mean.plan) > value(by_point.plan) ? by_mean : by_point;
+  // Tuned to the loads of the step decided for only: a plan tuned to the mean of the oracle's
+  // known next steps moved ahead of a change (the batch shares 13 steps before the step change
+  // of "step", slowing every step in between) although the rule decides again every step.
+  const Choice ch = choose(acting_on);
   const Candidate& best = ch.plan;
   const double gain = in_force.step_ms - best.step_ms;
   const double rel = in_force.step_ms > 0 ? gain / in_force.step_ms : 0;
@@ -367,16 +388,13 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
     new_shares.clear();
     for (int x : best.seqs) new_shares.push_back(static_cast<double>(x) / B);
   }
-  std::vector<std::string> unmeasured = by_point.unmeasured;
-  for (const std::string& x : by_mean.unmeasured)
-    if (std::find(unmeasured.begin(), unmeasured.end(), x) == unmeasured.end())
-      unmeasured.push_back(x);
+  const std::vector<std::string>& unmeasured = ch.unmeasured;
 
   std::string decision = "keep", why;
   if (best.resplit.empty() && best.seqs == in_force.seqs) {
-    if (by_point.best_already && by_mean.best_already)
+    if (ch.best_already)
       why = "the plan in force is the best one whole heads and sequences allow";
-    else if (!by_point.repays || !by_mean.repays)
+    else if (!ch.repays)
       why = "the gain over gain_steps does not repay the measured re-split cost";
     else if (!unmeasured.empty())
       why = "the re-splits that would pay have no measured cost yet";
@@ -390,6 +408,15 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
     decision = best.resplit.empty() ? "shares" : "resplit";
     why = best.resplit.empty() ? "new batch shares pay" : "the re-split repays its measured cost";
   }
+  // Warm-up: the change must win by more than the hysteresis on each of the last steps' loads.
+  if (decision != "keep")
+    for (const auto& o : steady)
+      if (!(step_on(best, o) < (1 - cfg_.hysteresis) * step_on(in_force, o))) {
+        decision = "keep";
+        why = "warm-up: the change does not win on each of the last " + std::to_string(kSteady) +
+              " steps";
+        break;
+      }
   // Hysteresis in time (predictions only): the same change must be asked for by `confirm`
   // decisions in a row, so a one-step outlier does not move the plan (and back the next step).
   if (decision == "keep") {
@@ -407,8 +434,7 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
     }
   }
   js << ",\"decision\":\"" << decision << "\",\"why\":\"" << why << "\"";
-  js << ",\"outcomes\":" << outcomes.size() << ",\"tuned_to\":\""
-     << (&ch == &by_mean ? "mean outcome" : "prediction") << "\",\"expected_ms\":{\"in_force\":"
+  js << ",\"outcomes\":" << outcomes.size() << ",\"expected_ms\":{\"in_force\":"
      << number(in_force.step_ms) << ",\"new\":" << number(best.step_ms)
      << "},\"sync_ms\":" << number(sync_ms) << ",\"gain_ms_per_step\":" << number(gain)
      << ",\"relative_gain\":" << number(rel) << ",\"hysteresis\":" << cfg_.hysteresis

@@ -18,8 +18,9 @@
 //   - batch shares alone move when they lower T by more than the hysteresis;
 //   - the re-splits taken are those that add most net value, gain_steps × (T in force − T new)
 //     − the measured cost of the re-split; the whole change must still gain more than the
-//     hysteresis and have a positive net value. Candidates are tuned to the prediction and
-//     (oracle) to the mean of the known steps; the better one is taken;
+//     hysteresis and have a positive net value. Candidates are tuned to the loads of the step
+//     decided for (the oracle weighs them on the known next steps, but does not tune to their
+//     mean: that moved plans ahead of a change the rule would meet when it came);
 //   - hysteresis in time (predictions only): the same change must be asked for by
 //     [control.balance] confirm decisions in a row, so a one-step outlier moves nothing.
 // docs/balance.md gives the rule with its readings; the two policies differ only in the loads

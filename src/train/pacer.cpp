@@ -22,7 +22,11 @@ void Pacer::pace(double now, double share_ms) {
   const double own = now - mark_;
   t_.own_ms += own;
   ++paced_;
-  const double idle = device_ms_ > 0 ? std::max(0.0, share_ms - own)
+  // On the emulated device the deadlines are cumulative: stretch k ends no earlier than k shares
+  // after the step began (its own compute and idle so far counted), so a stretch the CPU ran
+  // late (another process, a page fault) is caught up by the idle of the next ones and the
+  // step's load stays FLOPs / (G·v) unless the CPU's whole step is slower than the device's.
+  const double idle = device_ms_ > 0 ? std::max(0.0, paced_ * share_ms - (t_.own_ms + t_.emulated_ms))
                       : speed_ < 1.0 ? (1.0 / speed_ - 1.0) * own
                                      : 0.0;
   if (idle <= 0) return;
@@ -42,8 +46,8 @@ void Pacer::allreduce_sum(float* buf, size_t n) {
 }
 
 Pacer::Times Pacer::finish() {
-  // The last stretch takes what is left of the device's step (all of it without reductions).
-  pace(now_ms(), std::max(0.0, device_ms_ - paced_ * share_ms_));
+  // The last stretch ends with the device's step (all of it without reductions).
+  pace(now_ms(), device_ms_ / (paced_ + 1));
   mark_ = now_ms();
   return t_;
 }

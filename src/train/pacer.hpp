@@ -11,10 +11,12 @@
 // ways:
 //   - measured (no [device]): it idles (1/v − 1) × the rank's own compute of the stretch;
 //   - emulated device ([device] gflops = G): the step's compute is to last the rank's FLOPs
-//     / (G·v), an equal share per stretch, and the stretch idles until its share is over. On a
-//     CPU shared by several ranks (and other work) a rank's wall time depends on what else runs,
-//     not on its shard; an emulated device that is slower than the CPU's share makes the time a
-//     function of the work, the speed and nothing else (docs/balance.md, "Emulating a slow rank").
+//     / (G·v), an equal share per stretch: stretch k idles until k shares of the step are over
+//     (its own compute and idle so far counted; cumulative, so one stretch the CPU ran late is
+//     caught up by the next ones instead of adding to the load). On a CPU shared by several
+//     ranks (and other work) a rank's wall time depends on what else runs, not on its shard; an
+//     emulated device that is slower than the CPU's share makes the time a function of the
+//     work, the speed and nothing else (docs/balance.md, "Emulating a slow rank").
 // It also times the reductions themselves (waiting for slower peers included). A DC of one rank
 // makes no reductions: its whole step is one stretch. Without load and without a device it only
 // reads the clock around the reductions.
