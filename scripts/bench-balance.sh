@@ -3,7 +3,8 @@
 # configs/balance/ (two GPU duty-cycle replays, a PAI batch-time replay, a step change, a stable
 # homogeneous world, stationary noise) under static, proportional on the gmc and last-value
 # forecasts, and the oracle balancer (an UPPER BOUND), each run BENCH_REPEATS times (default 2),
-# interleaved so that a busy spell of the machine does not fall on one policy. Writes
+# interleaved (even repeats in reverse policy order) so that a busy spell of the machine does
+# not fall on one policy. Writes
 # results/bench/balance.csv (every run) and results/bench/balance.md (medians: tokens/s, idle
 # share, speed-up over static, fraction of the oracle, re-splits); traces go to
 # results/runs/balance/ (not committed). What the figures say: docs/balance.md.
@@ -21,7 +22,13 @@ list=$(mktemp /tmp/strait-bench-balance.XXXXXX)
 trap 'rm -f "$list"' EXIT
 for rep in $(seq 1 "$repeats"); do
   for s in $scenarios; do
-    for p in "${policies[@]}"; do
+    # Even repeats run the policies in reverse order, so that no policy always comes first
+    # after a scenario change (the machine's busy spells have no reason to respect the order).
+    order=("${policies[@]}")
+    if (( rep % 2 == 0 )); then
+      order=(); for ((i = ${#policies[@]} - 1; i >= 0; i--)); do order+=("${policies[i]}"); done
+    fi
+    for p in "${order[@]}"; do
       read -r forecaster balancer <<< "$p"
       trace="$runs/$s-$forecaster-$balancer-$rep.h5"
       echo "== $s: forecaster $forecaster, balancer $balancer (run $rep of $repeats)"

@@ -217,8 +217,8 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
 
   // The skill gate: on the loads that came, the plans the last noise_window predictions asked
   // for against the plans the mean of the steps before each asked for. A forecast that chases
-  // noise asks for splits the next step undoes and loses to the mean: while the predictions'
-  // plans do worse on average, the rule acts on the recent mean instead (which also undoes a
+  // noise asks for splits the next step undoes and loses to the mean: unless the predictions'
+  // plans do better on average, the rule acts on the recent mean instead (which also undoes a
   // change an outlier slipped through). Known loads (the oracle's) need no gate. The gate
   // decides once half a window is scored.
   const size_t needed = std::max<size_t>(2, static_cast<size_t>(cfg_.noise_window) / 2);
@@ -254,8 +254,13 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
       acting_on = recent_mean(hist, hist.size(), kSteady, W);
       js << ",\"acting_on\":\"warm-up: mean of the last " << kSteady << " steps\"";
     } else {
-      if (skill < 0) acting_on = recent_mean(hist, hist.size(), cfg_.noise_window, W);
-      js << ",\"acting_on\":\"" << (skill < 0 ? "recent mean" : "prediction") << "\"";
+      // Predictions only when their plans have done better than the mean's: with no evidence
+      // either way (a stable world scores 0 — both ask for the plan in force) the mean is the
+      // safer of the two, since a spike of the machine lasting `confirm` steps would otherwise
+      // re-split a stable world on a last-value forecast.
+      const bool trust = skill > 0;
+      if (!trust) acting_on = recent_mean(hist, hist.size(), cfg_.noise_window, W);
+      js << ",\"acting_on\":\"" << (trust ? "prediction" : "recent mean") << "\"";
     }
   }
   // The loads a plan is judged on: the next gain_steps steps where they are known, else those

@@ -10,7 +10,7 @@
 //   - skill gate (predictions only): on the loads that came, the plans the last noise_window
 //     predictions asked for are replayed against the plans the mean of the steps before each
 //     asked for. A forecast that chases noise asks for splits the next step undoes and loses to
-//     the mean; while the predictions' plans do worse on average, the rule acts on the recent
+//     the mean; unless the predictions' plans do better on average, the rule acts on the recent
 //     mean of the loads instead (which also undoes a change an outlier slipped through). Until
 //     half a window is scored nothing changes;
 //   - a DC is re-split only when that makes its slowest rank faster per sequence by more than
