@@ -6,7 +6,7 @@ CONFIG ?= configs/default.toml
 NP ?= $(shell /usr/bin/python3 scripts/world-size.py $(CONFIG) 2>/dev/null || echo 4)
 MPIRUN = scripts/mpirun-local
 
-.PHONY: all deps configure build run test bench bench-compute bench-links bench-forecast bench-sync bench-balance bench-paths clean
+.PHONY: all deps configure build run test san-configure sanitize fuzz bench bench-compute bench-links bench-forecast bench-sync bench-balance bench-paths clean
 
 all: build
 
@@ -24,6 +24,27 @@ run: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure --timeout 900
+
+# The checking tree (docs/reliability.md): clang, ASan + UBSan, the libFuzzer targets. `sanitize`
+# runs the unit and MPI tests there and each fuzz target for FUZZ_CI_SECONDS; `fuzz` runs only
+# the fuzz targets, for FUZZ_SECONDS each.
+SAN_BUILD ?= build-san
+FUZZ_SECONDS ?= 600
+FUZZ_CI_SECONDS ?= 30
+san-configure:
+	@bash scripts/install-deps checking
+	@cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+	  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+	  -DSTRAIT_CUDA=OFF -DSTRAIT_SANITIZE=ON -DSTRAIT_FUZZ=ON >/dev/null
+	@cmake --build $(SAN_BUILD) -j $(JOBS) --target strait_check_targets
+
+sanitize: san-configure
+	@cd $(SAN_BUILD) && STRAIT_FUZZ_SECONDS=$(FUZZ_CI_SECONDS) ctest -L 'unit|mpi|fuzz' \
+	  --output-on-failure --timeout 1800
+
+fuzz: san-configure
+	@cd $(SAN_BUILD) && STRAIT_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest -L fuzz -V
 
 bench: bench-compute bench-links bench-forecast bench-sync bench-balance bench-paths
 

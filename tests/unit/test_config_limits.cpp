@@ -167,7 +167,7 @@ TEST(ConfigLimits, DeepNestingIsRefusedBeforeParsing) {
 TEST(ConfigLimits, ErrorListIsCapped) {
   std::string text = base();
   std::string keys;
-  for (int i = 0; i < 100000; ++i) keys += "k" + std::to_string(i) + " = 1\n";
+  for (int i = 0; i < 100000; ++i) keys.append("k").append(std::to_string(i)).append(" = 1\n");
   text.insert(text.find("[model]\n") + 8, keys);
   const auto t0 = std::chrono::steady_clock::now();
   const std::string e = error_of(text);
