@@ -6,7 +6,7 @@ CONFIG ?= configs/default.toml
 NP ?= $(shell /usr/bin/python3 scripts/world-size.py $(CONFIG) 2>/dev/null || echo 4)
 MPIRUN = scripts/mpirun-local
 
-.PHONY: all deps configure build run test san-configure sanitize fuzz bench bench-compute bench-links bench-forecast bench-sync bench-balance bench-paths clean
+.PHONY: all deps configure build run test san-configure sanitize fuzz tsan bench bench-compute bench-links bench-forecast bench-sync bench-balance bench-paths clean
 
 all: build
 
@@ -45,6 +45,17 @@ sanitize: san-configure
 
 fuzz: san-configure
 	@cd $(SAN_BUILD) && STRAIT_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest -L fuzz -V
+
+# ThreadSanitizer (a tree of its own: it cannot share one with ASan): the MPI tests, where the
+# transport, the control link's thread, the pipelined sync thread and the watchdog run.
+TSAN_BUILD ?= build-tsan
+tsan:
+	@bash scripts/install-deps checking
+	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+	  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DSTRAIT_CUDA=OFF -DSTRAIT_TSAN=ON >/dev/null
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target strait_mpi_targets
+	@cd $(TSAN_BUILD) && ctest -L mpi --output-on-failure --timeout 1800
 
 bench: bench-compute bench-links bench-forecast bench-sync bench-balance bench-paths
 

@@ -37,7 +37,7 @@ function(strait_layer name)
   file(GLOB headers CONFIGURE_DEPENDS RELATIVE ${CMAKE_SOURCE_DIR}/src/${name}
        ${CMAKE_SOURCE_DIR}/src/${name}/*.hpp)
   set(header_units)
-  if(STRAIT_SANITIZE)  # a checking tree (make sanitize): the normal tree compiles each header alone
+  if(STRAIT_SANITIZE OR STRAIT_TSAN)  # a checking tree: the normal tree compiles each header alone
     set(headers)
   endif()
   foreach(h IN LISTS headers)
