@@ -17,14 +17,14 @@
 # Writes results/bench/paths.csv (every run) and results/bench/paths.md; traces in a temporary
 # folder. Cost: about 12 minutes on 2 cores with the defaults.
 # Usage: scripts/bench-paths.sh [BUILD_DIR]
-#   SCENARIOS="..." POLICIES="..." BENCH_REPEATS=N to narrow or widen it;
+#   SCENARIOS="..." POLICIES="..." BENCH_REPEATS=N to narrow or widen it (SCENARIOS="" TC=1: tc only);
 #   TC=1 also runs TC_SCENARIOS (default detour3) under scripts/netns-run (root, tc; shaper none;
 #   the link schedules applied by tc on time) with direct, mdp and oracle, rows marked "tc".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 repeats=${BENCH_REPEATS:-1}
-scenarios=${SCENARIOS:-"markov3 detour3 clear3 sparse-ring4 us-eu-asia-c mesh6-c"}
+scenarios=${SCENARIOS-"markov3 detour3 clear3 sparse-ring4 us-eu-asia-c mesh6-c"}
 policies=${POLICIES:-"direct shortest widest ewma-widest mdp oracle"}
 tc_scenarios=${TC_SCENARIOS:-"detour3"}
 tmp=$(mktemp -d /tmp/strait-bench-paths.XXXXXX)
