@@ -1,8 +1,9 @@
 // path_mdp.cpp — path selector "mdp": per ordered pair that the sync plan in force sends on, a
 // Markov decision process over the congestion of the links its candidate paths use.
-//   actions  the direct link (when it exists), a relay through each of the K (control.paths.relays)
-//            best-connected other DCs (largest believed bottleneck), and a split of the bytes over
-//            the two best of those in proportion to their rates;
+//   actions  the direct link (when it exists), the K (control.paths.relays) best relayed paths —
+//            through one or two other DCs, ranked by believed bottleneck (then fewer hops, then
+//            latency) — and a split of the bytes over the two best candidates in proportion to
+//            their rates;
 //   state    the joint congestion state of the links involved (link_state.hpp: each link's
 //            measured rate cut into `states` levels) and the action in force (switching costs);
 //   model    each link's own Markov chain (Laplace-smoothed transition counts) — links move
@@ -10,7 +11,10 @@
 //            measured capacity; latency from the measured small-message samples;
 //   cost     the expected time of the pair's traffic (path_cost.hpp: messages × latency + bytes /
 //            bottleneck rate) when the decision takes effect, control.lag steps on, plus
-//            control.paths.switch_cost_ms for changing the action;
+//            control.paths.switch_cost_ms for changing the action; a link that the other pairs'
+//            paths in force also use is counted at 1/(1 + their number) of its capacity (the
+//            sync's flows run at once and share it — on a ring of 3 DCs every pair relaying over
+//            the third would otherwise load the same two links twice);
 //   solved   by value iteration (mdp.hpp) with the ε(1−γ)/(2γ) stopping rule, re-solved only when
 //            a link's estimates have moved by more than control.paths.resolve_change.
 // The state now is known only in part: a link measured in the last step is in its measured
@@ -26,6 +30,7 @@
 #include <map>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 
 #include "control/mdp.hpp"
 #include "control/path_cost.hpp"
@@ -78,7 +83,7 @@ class Mdp final : public PathSelector {
         if (s == t || tr.messages == 0) continue;
         js << (first ? "" : ",");
         first = false;
-        decide_pair(v, s, t, tr, d, js);
+        decide_pair(v, s, t, traffic, d, js);
       }
     js << "]}";
     d.detail = js.str();
@@ -97,6 +102,8 @@ class Mdp final : public PathSelector {
     double share0 = 1;                    // the split's share on paths[0]
   };
 
+  static int n_of(const ControllerView& v) { return v.world().num_dcs; }
+
   static bool usable(const LinkStates& ls, const std::vector<int>& p) {
     if (p.size() < 2) return false;
     for (size_t h = 0; h + 1 < p.size(); ++h)
@@ -104,21 +111,44 @@ class Mdp final : public PathSelector {
     return true;
   }
 
-  void decide_pair(const ControllerView& v, int s, int t, const PairTraffic& tr, PathDecision& d,
-                   std::ostringstream& js) {
+  void decide_pair(const ControllerView& v, int s, int t, const std::vector<PairTraffic>& traffic,
+                   PathDecision& d, std::ostringstream& js) {
+    const PairTraffic& tr = traffic[s * n_of(v) + t];
     const LinkStates& ls = v.links();
     const int n = ls.n(), K = ls.states();
-    // Candidates: direct, and relays through the K best-connected DCs.
+    // Candidates: direct, and the K best paths through one or two relays (sparse graphs need
+    // the second: on a ring of 4 the way round a congested link has three hops).
     std::vector<std::vector<int>> cand;
     if (ls.has_link(s, t)) cand.push_back({s, t});
-    std::vector<std::pair<double, int>> relays;
-    for (int k = 0; k < n; ++k)
-      if (k != s && k != t && ls.has_link(s, k) && ls.has_link(k, t))
-        relays.push_back({-std::min(ls.ewma_gbps(s, k), ls.ewma_gbps(k, t)), k});
-    std::sort(relays.begin(), relays.end());
-    for (int i = 0; i < static_cast<int>(relays.size()) && i < pc_.relays; ++i)
-      cand.push_back({s, relays[i].second, t});
+    const LinkFigure ewma = [&](int i, int j) { return ls.ewma_gbps(i, j); };
+    std::vector<std::pair<std::tuple<double, size_t, double>, std::vector<int>>> relayed;
+    auto offer = [&](std::vector<int> p) {
+      double lat = 0;
+      for (size_t h = 0; h + 1 < p.size(); ++h) lat += ls.latency_ms(p[h], p[h + 1]);
+      relayed.push_back({{-bottleneck_gbps(p, ewma), p.size(), lat}, std::move(p)});
+    };
+    for (int k = 0; k < n; ++k) {
+      if (k == s || k == t || !ls.has_link(s, k)) continue;
+      if (ls.has_link(k, t)) offer({s, k, t});
+      for (int m = 0; m < n; ++m)
+        if (m != s && m != t && m != k && ls.has_link(k, m) && ls.has_link(m, t)) offer({s, k, m, t});
+    }
+    std::sort(relayed.begin(), relayed.end());
+    for (int i = 0; i < static_cast<int>(relayed.size()) && i < pc_.relays; ++i)
+      cand.push_back(relayed[i].second);
     if (cand.empty()) cand.push_back(fewest_hop_path(ls, s, t));
+    // How many other pairs' paths in force use each link (their flows share it with ours).
+    std::vector<int> sharers(static_cast<size_t>(n) * n, 0);
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b) {
+        if (a == b || (a == s && b == t) || traffic[a * n + b].messages == 0) continue;
+        const auto& routes = d.routes[a * n + b];
+        std::vector<std::vector<int>> ps;
+        if (routes.empty()) ps.push_back(d.paths[a * n + b]);
+        for (const Route& r : routes) ps.push_back(r.path);
+        for (const auto& p : ps)
+          for (size_t h = 0; h + 1 < p.size(); ++h) ++sharers[p[h] * n + p[h + 1]];
+      }
     // Keep the joint state space small enough to solve at every step (K^L <= 4096).
     auto links_of = [&](const std::vector<std::vector<int>>& ps) {
       std::vector<int> links;
@@ -144,13 +174,14 @@ class Mdp final : public PathSelector {
       const int a = l / n, b = l % n;
       P.push_back(ls.transition(a, b));
       g.push_back(ls.state_gbps(a, b));
+      for (double& x : g.back()) x /= 1 + sharers[l];
       lat.push_back(ls.latency_ms(a, b));
       fp.insert(fp.end(), P.back().begin(), P.back().end());
       fp.insert(fp.end(), g.back().begin(), g.back().end());
       fp.push_back(lat.back());
     }
     if (fresh.split) {
-      const LinkFigure rate = [&](int i, int j) { return ls.ewma_gbps(i, j); };
+      const LinkFigure rate = [&](int i, int j) { return ls.ewma_gbps(i, j) / (1 + sharers[i * n + j]); };
       const double r0 = bottleneck_gbps(cand[0], rate), r1 = bottleneck_gbps(cand[1], rate);
       fresh.share0 = r0 / (r0 + r1);
       fp.push_back(fresh.share0);
