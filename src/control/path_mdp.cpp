@@ -122,10 +122,13 @@ class Mdp final : public PathSelector {
     if (ls.has_link(s, t)) cand.push_back({s, t});
     const LinkFigure ewma = [&](int i, int j) { return ls.ewma_gbps(i, j); };
     std::vector<std::pair<std::tuple<double, size_t, double>, std::vector<int>>> relayed;
+    // Ranked by the pair's predicted time on the smoothed figures (messages × latency + bytes /
+    // bottleneck): on WAN latencies a wide path through two far relays is no detour.
     auto offer = [&](std::vector<int> p) {
       double lat = 0;
       for (size_t h = 0; h + 1 < p.size(); ++h) lat += ls.latency_ms(p[h], p[h + 1]);
-      relayed.push_back({{-bottleneck_gbps(p, ewma), p.size(), lat}, std::move(p)});
+      const double ms = tr.messages * lat + tr.bytes * 8 / (std::max(bottleneck_gbps(p, ewma), 1e-12) * 1e6);
+      relayed.push_back({{ms, p.size(), lat}, std::move(p)});
     };
     for (int k = 0; k < n; ++k) {
       if (k == s || k == t || !ls.has_link(s, k)) continue;
