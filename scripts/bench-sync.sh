@@ -12,8 +12,8 @@
 # Writes results/bench/sync.csv and results/bench/sync.md and prints the table.
 # Usage: scripts/bench-sync.sh [BUILD_DIR]   (STEPS=10, GRAPHS="...", PLANNERS="..." to choose)
 # Kernel shaping: TC=1 adds blp and mpi-allreduce runs under scripts/netns-run (root, tc;
-# network.shaper = "none") for the graphs in TC_GRAPHS — the comparison issue 13 asks for once
-# the tc path is reworked; not run by default and not yet run at all.
+# network.shaper = "none") for the graphs in TC_GRAPHS, rows "<graph>@tc" (not run by default).
+# Also writes results/bench/plan-scale.csv: the blp planner's time on random meshes of 4-16 DCs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
