@@ -1727,6 +1727,11 @@ TraceFile read_trace_csv(const std::string& path, const std::string& key,
       const double gv = csv.number(gi, group_column, "an integer id");
       if (gv != std::floor(gv))
         csv.fail(line, group_column + " " + num(gv) + " is not an integer", "an integer id");
+      // Beyond 2^53 a double no longer holds every integer (and beyond 2^63 the conversion to
+      // long long is undefined: found by fuzz_csv).
+      if (std::fabs(gv) > 9007199254740992.0)
+        csv.fail(line, group_column + " " + num(gv) + " is too large",
+                 "an integer id of at most 2^53 in magnitude");
       g = static_cast<long long>(gv);
     }
     const double t = csv.number(ti, f.time_column, "the trace's time axis");

@@ -154,6 +154,9 @@ std::vector<BadCase> bad_cases() {
   std::ofstream(speeds_csv) << "step,speed\n0,1.0\n4,0\n";
   const std::string trace_csv = (scratch().dir() / "trace.csv").string();
   std::ofstream(trace_csv) << "worker,time,batch_time_norm\n0,1,500\n0,2,400\n1,1,800\n1,2,900\n";
+  // A worker id no integer type holds (found by fuzz_csv: its conversion was undefined).
+  const std::string huge_csv = (scratch().dir() / "huge_worker.csv").string();
+  std::ofstream(huge_csv) << "worker,time,batch_time_norm\n0,1,500\n2.5e29,2,400\n";
   const std::string ld = b + "\n[[load]]\nranks = [1]\n";
   const std::string tr = ld + "kind = \"trace\"\nfile = \"" + trace_csv +
                          "\"\nsignal = \"batch_time\"\nstride = 0.05\n";
@@ -176,6 +179,10 @@ std::vector<BadCase> bad_cases() {
        trace_csv + ":1:"},
       {"load_trace_no_worker", tr + "worker = 9\n", {}, "no worker 9 in", "load.0.worker",
        "worker = 9"},
+      {"load_trace_worker_id_too_large",
+       ld + "kind = \"trace\"\nfile = \"" + huge_csv + "\"\nsignal = \"batch_time\"\nworker = 0\n",
+       {}, "is too large; expected an integer id of at most 2^53 in magnitude", "load.0.file", "",
+       false, huge_csv + ":3:"},
       {"load_trace_past_its_end", ld + "kind = \"trace\"\nfile = \"" + trace_csv +
                                       "\"\nsignal = \"batch_time\"\nworker = 1\n",
        {}, "step 19 reads time 20, past the end of worker 1 (2)", "load.0.stride", ""},
