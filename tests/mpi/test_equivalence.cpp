@@ -183,13 +183,18 @@ TEST(Equivalence, ResplitInTheMiddleOfTheRun) {
 // the load: the proportional balancer re-splits "a" in the middle of the run (its slow rank
 // gets fewer heads) and moves the batch shares, the trace shows the speeds, the re-splits with
 // their cost and the forecasts, and the losses still follow the single-rank run.
+// The device is slow (0.05 GFLOP/s, ~150 ms a step at full speed) so that its time stays above
+// the CPU's even with six ranks on two busy cores: at 0.2 GFLOP/s a CI machine's CPU ran the
+// unloaded DC "b" past its device time, its loads became the machine's noise and the balancer
+// re-split "b" too (seen in CI; reproduced here with two busy loops beside the test, 1 run in
+// 3). At 0.05 it passed 4 of 4 with four busy loops beside it.
 TEST(Equivalence, ProportionalResplitsUnderADriftingReplay) {
   const std::string data = (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() /
                             "configs/data/gpu-duty-8pods.csv").string();
   Config cfg = load("drift", base_toml(24, 1) +
                                  "[[datacenter]]\nname = \"a\"\nranks = 3\n"
                                  "[[datacenter]]\nname = \"b\"\nranks = 3\n"
-                                 "[device]\ngflops = 0.2\n"
+                                 "[device]\ngflops = 0.05\n"
                                  "[[load]]\ndatacenter = \"a\"\nkind = \"trace\"\nfile = \"" + data +
                                  "\"\nsignal = \"util_pct\"\npod = [27, 47, 58]\nstart = 4200\n"
                                  "stride = 6\nfloor = 0.2\n"
