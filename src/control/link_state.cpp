@@ -7,13 +7,18 @@
 #include "control/view.hpp"
 
 namespace strait {
+namespace {
+// How far the reference may move before the levels are cut again from the kept measurements.
+constexpr double kRebin = 0.05;
+}  // namespace
 
 LinkStates::LinkStates(int n, std::vector<double> configured_gbps,
                        std::vector<double> configured_latency_ms, Params p)
     : n_(n), p_(p), nominal_(std::move(configured_gbps)),
       latency_prior_(std::move(configured_latency_ms)) {
   const size_t L = static_cast<size_t>(n) * n;
-  last_ = ewma_ = nominal_;
+  last_ = ewma_ = ref_ = binned_ref_ = nominal_;
+  series_.assign(L, {});
   lat_ = latency_prior_;
   lat_seen_.assign(L, false);
   last_step_.assign(L, -1);
@@ -24,11 +29,38 @@ LinkStates::LinkStates(int n, std::vector<double> configured_gbps,
   num_.assign(L, std::vector<double>(p_.states, 0.0));
 }
 
-int LinkStates::state_of(int s, int d, double gbps) const {
-  const double nom = nominal_[s * n_ + d];
-  if (nom <= 0) return 0;
-  const int k = static_cast<int>(std::floor(gbps / nom * p_.states));
+int LinkStates::level(double gbps, double ref) const {
+  if (ref <= 0) return 0;
+  const int k = static_cast<int>(std::floor(gbps / ref * p_.states));
   return std::clamp(k, 0, p_.states - 1);
+}
+
+int LinkStates::state_of(int s, int d, double gbps) const {
+  return level(gbps, binned_ref_[s * n_ + d]);
+}
+
+void LinkStates::add(int l, int64_t step, double gbps) {
+  const int k = level(gbps, binned_ref_[l]);
+  // A transition only between consecutive measured steps: across a gap the chain's own
+  // prediction stands in for the unobserved steps.
+  if (last_step_[l] >= 0 && step == last_step_[l] + 1) {
+    counts_[l][static_cast<size_t>(last_state_[l]) * p_.states + k] += 1;
+    ++seen_[l];
+  }
+  last_state_[l] = k;
+  last_step_[l] = step;
+  sum_[l][k] += gbps;
+  num_[l][k] += 1;
+}
+
+void LinkStates::rebin(int l) {
+  binned_ref_[l] = ref_[l];
+  std::fill(counts_[l].begin(), counts_[l].end(), 0.0);
+  std::fill(sum_[l].begin(), sum_[l].end(), 0.0);
+  std::fill(num_[l].begin(), num_[l].end(), 0.0);
+  seen_[l] = 0;
+  last_step_[l] = -1;
+  for (const Sample& x : series_[l]) add(l, x.step, x.gbps);
 }
 
 void LinkStates::observe(const StepRecord& r) {
@@ -44,19 +76,23 @@ void LinkStates::observe(const StepRecord& r) {
       }
       if (!(m.stream_ms > 0 && m.stream_bytes > 0)) continue;
       const double g = m.stream_gbps();
-      const int k = state_of(s, d, g);
-      // A transition only between consecutive measured steps: across a gap the chain's own
-      // prediction stands in for the unobserved steps.
-      if (last_step_[l] >= 0 && r.step == last_step_[l] + 1) {
-        counts_[l][static_cast<size_t>(last_state_[l]) * p_.states + k] += 1;
-        ++seen_[l];
-      }
       ewma_[l] = last_step_[l] >= 0 ? (1 - p_.ewma_alpha) * ewma_[l] + p_.ewma_alpha * g : g;
       last_[l] = g;
-      last_state_[l] = k;
-      last_step_[l] = r.step;
-      sum_[l][k] += g;
-      num_[l][k] += 1;
+      auto& ser = series_[l];
+      ser.push_back({r.step, g});
+      if (ser.size() > kKept) ser.erase(ser.begin());
+      // The reference: the 90th percentile (nearest rank) of the kept measurements — high
+      // enough to be the link at its best when it is congested most of the time, low enough
+      // that one measurement above what the link carries (a burst the receiver found late)
+      // does not become the link's best.
+      std::vector<double> v;
+      v.reserve(ser.size());
+      for (const Sample& x : ser) v.push_back(x.gbps);
+      const size_t rank = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(v.size()))) - 1;
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(rank), v.end());
+      ref_[l] = v[rank];
+      if (std::fabs(ref_[l] - binned_ref_[l]) > kRebin * binned_ref_[l]) rebin(l);
+      else add(l, r.step, g);
     }
 }
 
@@ -84,7 +120,7 @@ std::vector<double> LinkStates::state_gbps(int s, int d) const {
   const int K = p_.states, l = s * n_ + d;
   std::vector<double> g(K);
   for (int k = 0; k < K; ++k)
-    g[k] = num_[l][k] > 0 ? sum_[l][k] / num_[l][k] : nominal_[l] * (k + 0.5) / K;
+    g[k] = num_[l][k] > 0 ? sum_[l][k] / num_[l][k] : binned_ref_[l] * (k + 0.5) / K;
   return g;
 }
 

@@ -5,9 +5,16 @@
 //              measurement, the configured capacity (the prior, named so);
 //   latency    one-way latency from small messages (controller replies and reports), EWMA; the
 //              configured latency before the first sample;
-//   state      the congestion level: the last measured capacity over the link's nominal (its
-//              configured capacity at the start), cut into `states` equal bins of (0, 1] — bin 0
-//              the most congested, the last bin for "at or above nominal";
+//   reference  what the link delivers at its best, as measured: the 90th percentile of its
+//              measured capacities (the configured capacity before the first). Not the configured
+//              figure: on this project's 2-core machine under load six ranks' transports
+//              delivered 0.1-0.3 Gbit/s on mesh6's 4.3 Gbit/s links, so against the configured
+//              figure every link sat in the most congested level and a congested link (0.01)
+//              looked like the rest (docs/paths.md);
+//   state      the congestion level: the last measured capacity over the reference, cut into
+//              `states` equal bins of (0, 1] — bin 0 the most congested, the last bin for "at or
+//              above the reference". When the reference moves by more than 5% the levels, the
+//              chain and the levels' capacities are rebuilt from the kept measurements;
 //   chain      transition counts between the states of consecutive measured steps, with Laplace
 //              smoothing (one pseudo-count per cell) and a persistence prior (`states` more on
 //              the diagonal), and each state's mean measured capacity;
@@ -44,6 +51,8 @@ class LinkStates {
   bool has_link(int s, int d) const { return nominal_[s * n_ + d] > 0; }
   bool measured(int s, int d) const { return last_step_[s * n_ + d] >= 0; }
   double nominal_gbps(int s, int d) const { return nominal_[s * n_ + d]; }
+  // The capacity the levels are cut from (see the top): measured, or the configured prior.
+  double reference_gbps(int s, int d) const { return ref_[s * n_ + d]; }
   double last_gbps(int s, int d) const;     // last measurement (the prior before one)
   double ewma_gbps(int s, int d) const;     // smoothed (the prior before a measurement)
   double latency_ms(int s, int d) const;    // smoothed one-way latency (the prior before a sample)
@@ -70,6 +79,17 @@ class LinkStates {
   std::vector<int> last_state_;
   std::vector<std::vector<double>> counts_;      // per link: K×K transition counts
   std::vector<std::vector<double>> sum_, num_;   // per link and state: sum and count of gbps
+  std::vector<double> ref_, binned_ref_;         // per link: reference; the one levels use
+  struct Sample {
+    int64_t step;
+    double gbps;
+  };
+  std::vector<std::vector<Sample>> series_;      // per link: its measurements (the last kKept)
+
+  static constexpr size_t kKept = 4096;
+  int level(double gbps, double ref) const;
+  void add(int l, int64_t step, double gbps);    // into the chain and the levels' means
+  void rebin(int l);                             // rebuild those from series_[l]
 };
 
 }  // namespace strait

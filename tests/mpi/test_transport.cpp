@@ -215,7 +215,10 @@ TEST(Transport, LateReceiverShowsLowGoodput) {
   if (rank() == 0)
     std::printf("  late receiver: goodput %.4f Gbit/s at the wire (configured 0.1; the shaper "
                 "reserved %.1f ms)\n", goodput_gbps, ab.shaper_busy_ms);
-  EXPECT_GE(ab.wire_ms, 300.0);
+  // From the sender's first byte to the receiver's last: the receiver starts 300 ms after its
+  // barrier, the sender some time after its own (up to a few ms later on a busy machine: 296
+  // ms was seen at load 10), and the 1 MB needs 84 ms of the link.
+  EXPECT_GE(ab.wire_ms, 250.0);
   EXPECT_LT(goodput_gbps, 0.05);
   EXPECT_NEAR(ab.shaper_busy_ms, X * 8.0 / 0.1e9 * 1e3, 0.5);
   // Every chunk sat in the receiver's queue before it looked, so no arrival was observed as it
@@ -230,15 +233,27 @@ TEST(Transport, SmallMessagesGiveLatencySamples) {
   Config cfg = make_config(kShaped);
   auto owned = transport(cfg);
   Transport& tr = *owned;
-  char one = 7, got = 0;
-  const Timed t = run(tr, MPI_COMM_WORLD, {Transfer{{0, 1}, &one, &got, 1}});
-  const LinkCounters& ab = t.counters[0 * 3 + 1];
-  EXPECT_EQ(ab.latency_samples, 1.0);
-  EXPECT_GE(ab.latency_ms, 10.0 * 0.99);  // the configured one-way latency
-  EXPECT_LE(ab.latency_ms, 10.0 + 5.0);
-  if (rank() == 1) {
-    EXPECT_EQ(got, 7);
+  // A sample is taken only when the receiver saw the message arrive (a test found it missing
+  // and the next one, within kArrivalTolerance, found it here): a receiver descheduled for
+  // longer (a busy machine: seen with two busy loops beside ctest) rightly takes none. So up to
+  // 10 tries, the same number on every rank (the counters are summed over all of them), until
+  // one is taken; every sample taken must be the configured latency.
+  double samples = 0;
+  for (int attempt = 0; attempt < 10 && samples == 0; ++attempt) {
+    char one = 7, got = 0;
+    const Timed t = run(tr, MPI_COMM_WORLD, {Transfer{{0, 1}, &one, &got, 1}});
+    const LinkCounters& ab = t.counters[0 * 3 + 1];
+    EXPECT_LE(ab.latency_samples, 1.0);
+    samples = ab.latency_samples;
+    if (samples > 0) {
+      EXPECT_GE(ab.latency_ms, 10.0 * 0.99);  // the configured one-way latency
+      EXPECT_LE(ab.latency_ms, 10.0 + 5.0);
+    }
+    if (rank() == 1) {
+      EXPECT_EQ(got, 7);
+    }
   }
+  EXPECT_EQ(samples, 1.0);
 }
 
 TEST(Transport, UnshapedSendsAtOnce) {

@@ -123,13 +123,46 @@ TEST(LinkStates, LevelsTransitionsAndBelief) {
   const auto g = ls.state_gbps(0, 1);
   EXPECT_NEAR(g[0], 0.1, 1e-12);
   EXPECT_NEAR(g[3], 0.9, 1e-12);
-  EXPECT_NEAR(g[1], 1.0 * 1.5 / 4, 1e-12);  // never seen: the level's midpoint
+  // Never seen: the level's midpoint, of the reference (the measured 90th percentile, 0.9).
+  EXPECT_NEAR(ls.reference_gbps(0, 1), 0.9, 1e-12);
+  EXPECT_NEAR(g[1], 0.9 * 1.5 / 4, 1e-12);
   // Unobserved for one step: the belief is the chain's next-step distribution from level 0.
   const auto b = ls.belief(0, 1, 20);
   for (int j = 0; j < 4; ++j) EXPECT_NEAR(b[j], P[0 * 4 + j], 1e-12);
   // The reverse link was never measured: its prior stands.
   EXPECT_FALSE(ls.measured(1, 0));
   EXPECT_EQ(ls.last_state(1, 0), 3);
+}
+
+// The levels are cut from what the link is measured to deliver at its best, not from its
+// configured capacity: mesh6's 4.3 Gbit/s links measured 0.1-0.3 Gbit/s on a busy 2-core machine,
+// and against 4.3 a congested spell (0.01) fell in the same level as the link's normal rate.
+TEST(LinkStates, LevelsFollowTheMeasuredReference) {
+  LinkStates ls(2, {0, 4.3, 4.3, 0}, {0, 10, 10, 0}, LinkStates::Params{4, 0.3});
+  // 30 steps: normal rate 0.1-0.3 (noise), congested 0.01 on steps 10-19.
+  const double normal[] = {0.28, 0.18, 0.22, 0.12, 0.25, 0.2, 0.15, 0.3, 0.19, 0.23};
+  for (int64_t s = 0; s < 30; ++s)
+    ls.observe(step_with(s, 2, 0, 1, s >= 10 && s < 20 ? 0.01 : normal[s % 10]));
+  // Reference: the 27th of 30 sorted (nearest rank of the 90th percentile): 0.28.
+  EXPECT_NEAR(ls.reference_gbps(0, 1), 0.28, 1e-12);
+  EXPECT_EQ(ls.state_of(0, 1, 0.01), 0);
+  for (double x : normal) EXPECT_GE(ls.state_of(0, 1, x), 1) << x;
+  // The chain: 9 stays in level 0 during the congested spell, the entry into it and the exit.
+  const auto P = ls.transition(0, 1);
+  const auto g = ls.state_gbps(0, 1);
+  EXPECT_NEAR(g[0], 0.01, 1e-12);
+  EXPECT_GT(P[0 * 4 + 0], 0.5);
+  EXPECT_EQ(ls.transitions_seen(0, 1), 29);
+  // Rebuilt when the reference moved (it started at the configured 4.3): the same chain as a
+  // link configured at the reference from the start.
+  LinkStates same(2, {0, 0.28, 0.28, 0}, {0, 10, 10, 0}, LinkStates::Params{4, 0.3});
+  for (int64_t s = 0; s < 30; ++s)
+    same.observe(step_with(s, 2, 0, 1, s >= 10 && s < 20 ? 0.01 : normal[s % 10]));
+  EXPECT_EQ(same.transition(0, 1), P);
+  EXPECT_EQ(same.state_gbps(0, 1), g);
+  // A gap in the measurements counts no transition across it.
+  ls.observe(step_with(40, 2, 0, 1, 0.2));
+  EXPECT_EQ(ls.transitions_seen(0, 1), 29);
 }
 
 namespace {
