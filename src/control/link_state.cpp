@@ -10,6 +10,11 @@ namespace strait {
 namespace {
 // How far the reference may move before the levels are cut again from the kept measurements.
 constexpr double kRebin = 0.05;
+// Gaps longer than this teach the chain nothing: their ends are all but independent.
+constexpr int64_t kMaxGap = 64;
+constexpr size_t kKeptGaps = 512;  // the last ones; older ones leave the chain at the next refit
+constexpr size_t kRefit = 16;      // new gaps before all are counted again
+constexpr int kEmRounds = 8;
 }  // namespace
 
 LinkStates::LinkStates(int n, std::vector<double> configured_gbps,
@@ -19,12 +24,15 @@ LinkStates::LinkStates(int n, std::vector<double> configured_gbps,
   const size_t L = static_cast<size_t>(n) * n;
   last_ = ewma_ = ref_ = binned_ref_ = nominal_;
   series_.assign(L, {});
+  gaps_.assign(L, {});
+  fitted_.assign(L, 0);
   lat_ = latency_prior_;
   lat_seen_.assign(L, false);
   last_step_.assign(L, -1);
   seen_.assign(L, 0);
   last_state_.assign(L, p_.states - 1);
   counts_.assign(L, std::vector<double>(static_cast<size_t>(p_.states) * p_.states, 0.0));
+  direct_ = counts_;
   sum_.assign(L, std::vector<double>(p_.states, 0.0));
   num_.assign(L, std::vector<double>(p_.states, 0.0));
 }
@@ -41,11 +49,20 @@ int LinkStates::state_of(int s, int d, double gbps) const {
 
 void LinkStates::add(int l, int64_t step, double gbps) {
   const int k = level(gbps, binned_ref_[l]);
-  // A transition only between consecutive measured steps: across a gap the chain's own
-  // prediction stands in for the unobserved steps.
+  const int K = p_.states;
   if (last_step_[l] >= 0 && step == last_step_[l] + 1) {
-    counts_[l][static_cast<size_t>(last_state_[l]) * p_.states + k] += 1;
+    direct_[l][static_cast<size_t>(last_state_[l]) * K + k] += 1;
+    counts_[l][static_cast<size_t>(last_state_[l]) * K + k] += 1;
     ++seen_[l];
+  } else if (last_step_[l] >= 0 && step > last_step_[l] + 1 && step - last_step_[l] <= kMaxGap) {
+    const Gap gap{last_state_[l], k, step - last_step_[l]};
+    auto& gaps = gaps_[l];
+    gaps.push_back(gap);
+    if (gaps.size() > kKeptGaps) gaps.erase(gaps.begin()), fitted_[l] = std::max<size_t>(1, fitted_[l]) - 1;
+    // At once by the chain as it stands; every kRefit gaps all of them again, until the
+    // chain they give is the one they were counted with (below).
+    expect_gap(smoothed(counts_[l]), gap, counts_[l]);
+    if (gaps.size() >= fitted_[l] + kRefit) refit(l);
   }
   last_state_[l] = k;
   last_step_[l] = step;
@@ -53,14 +70,77 @@ void LinkStates::add(int l, int64_t step, double gbps) {
   num_[l][k] += 1;
 }
 
+std::vector<double> LinkStates::smoothed(const std::vector<double>& c) const {
+  const int K = p_.states;
+  std::vector<double> P(static_cast<size_t>(K) * K);
+  // Laplace: one pseudo-count a cell; and K more on the diagonal, so that a link with little
+  // history is expected to stay where it is rather than to be anywhere (with no counts a link
+  // would otherwise be as likely to collapse as to stay, and every decision would hedge).
+  for (int i = 0; i < K; ++i) {
+    double row = 0;
+    for (int j = 0; j < K; ++j) row += c[i * K + j] + 1.0 + (i == j ? K : 0);
+    for (int j = 0; j < K; ++j) P[i * K + j] = (c[i * K + j] + 1.0 + (i == j ? K : 0)) / row;
+  }
+  return P;
+}
+
+// Level i measured at step t, level j at t + g, nothing between (the link was not in use: a
+// path selector left it). The g transitions in between are unknown; each (a → b) is counted by
+// its probability given both ends under the chain P (the E-step of Baum–Welch with both ends
+// known): Σ_t P^t[i,a]·P[a,b]·P^(g−1−t)[b,j] / P^g[i,j], g transitions in all. Without this a
+// link left while congested taught the chain nothing when it was tried again and found still
+// congested (or recovered), so how long congestion lasts was learned only from the steps the
+// link was in use — the few steps of each onset.
+void LinkStates::expect_gap(const std::vector<double>& P, const Gap& gap,
+                            std::vector<double>& counts) const {
+  const int K = p_.states;
+  auto mul = [K](const std::vector<double>& A, const std::vector<double>& B) {
+    std::vector<double> C(static_cast<size_t>(K) * K, 0.0);
+    for (int r = 0; r < K; ++r)
+      for (int m = 0; m < K; ++m)
+        for (int c = 0; c < K; ++c) C[r * K + c] += A[r * K + m] * B[m * K + c];
+    return C;
+  };
+  std::vector<std::vector<double>> pw(static_cast<size_t>(gap.g) + 1);
+  pw[0].assign(static_cast<size_t>(K) * K, 0.0);
+  for (int r = 0; r < K; ++r) pw[0][r * K + r] = 1.0;
+  for (int64_t t = 0; t < gap.g; ++t) pw[t + 1] = mul(pw[t], P);
+  const int i = gap.from, j = gap.to;
+  const double z = pw[gap.g][i * K + j];
+  if (!(z > 0)) return;
+  for (int64_t t = 0; t < gap.g; ++t)
+    for (int a = 0; a < K; ++a)
+      for (int b = 0; b < K; ++b)
+        counts[a * K + b] += pw[t][i * K + a] * P[a * K + b] * pw[gap.g - 1 - t][b * K + j] / z;
+}
+
+// Every gap counted again by the chain the counts give, a few times over (EM: each round's
+// chain fits the data at least as well as the last). Counted once, by the chain of its own
+// time, each gap keeps the bias of that chain: on a link that stays with probability 0.9 a
+// step, measured every 5th step, the once-counted chain settled at 0.79.
+void LinkStates::refit(int l) {
+  std::vector<double> c = counts_[l];
+  for (int round = 0; round < kEmRounds; ++round) {
+    const std::vector<double> P = smoothed(c);
+    c = direct_[l];
+    for (const Gap& gap : gaps_[l]) expect_gap(P, gap, c);
+  }
+  counts_[l] = std::move(c);
+  fitted_[l] = gaps_[l].size();
+}
+
 void LinkStates::rebin(int l) {
   binned_ref_[l] = ref_[l];
   std::fill(counts_[l].begin(), counts_[l].end(), 0.0);
+  std::fill(direct_[l].begin(), direct_[l].end(), 0.0);
   std::fill(sum_[l].begin(), sum_[l].end(), 0.0);
   std::fill(num_[l].begin(), num_[l].end(), 0.0);
+  gaps_[l].clear();
+  fitted_[l] = 0;
   seen_[l] = 0;
   last_step_[l] = -1;
   for (const Sample& x : series_[l]) add(l, x.step, x.gbps);
+  if (!gaps_[l].empty()) refit(l);
 }
 
 void LinkStates::observe(const StepRecord& r) {
@@ -102,18 +182,7 @@ double LinkStates::latency_ms(int s, int d) const { return lat_[s * n_ + d]; }
 int LinkStates::last_state(int s, int d) const { return last_state_[s * n_ + d]; }
 
 std::vector<double> LinkStates::transition(int s, int d) const {
-  const int K = p_.states;
-  const auto& c = counts_[s * n_ + d];
-  std::vector<double> P(static_cast<size_t>(K) * K);
-  // Laplace: one pseudo-count a cell; and K more on the diagonal, so that a link with little
-  // history is expected to stay where it is rather than to be anywhere (with no counts a link
-  // would otherwise be as likely to collapse as to stay, and every decision would hedge).
-  for (int i = 0; i < K; ++i) {
-    double row = 0;
-    for (int j = 0; j < K; ++j) row += c[i * K + j] + 1.0 + (i == j ? K : 0);
-    for (int j = 0; j < K; ++j) P[i * K + j] = (c[i * K + j] + 1.0 + (i == j ? K : 0)) / row;
-  }
-  return P;
+  return smoothed(counts_[s * n_ + d]);
 }
 
 std::vector<double> LinkStates::state_gbps(int s, int d) const {

@@ -15,9 +15,11 @@
 //              `states` equal bins of (0, 1] — bin 0 the most congested, the last bin for "at or
 //              above the reference". When the reference moves by more than 5% the levels, the
 //              chain and the levels' capacities are rebuilt from the kept measurements;
-//   chain      transition counts between the states of consecutive measured steps, with Laplace
-//              smoothing (one pseudo-count per cell) and a persistence prior (`states` more on
-//              the diagonal), and each state's mean measured capacity;
+//   chain      transition counts between the states of consecutive measured steps, and across
+//              a gap of up to 64 unmeasured steps the expected counts of the transitions in it
+//              given both ends (link_state.cpp, add_gap), with Laplace smoothing (one
+//              pseudo-count per cell) and a persistence prior (`states` more on the diagonal),
+//              and each state's mean measured capacity;
 //   belief     the state distribution now: the last measured state propagated by the chain over
 //              the steps since, so an unused link's recovery is predicted rather than assumed.
 // Units: Gbit/s and ms of the run (what the wire delivers: with network.time_scale s, the
@@ -66,7 +68,8 @@ class LinkStates {
   std::vector<double> state_gbps(int s, int d) const;
   // The state distribution at step `at` (>= the last measured step): the last state propagated.
   std::vector<double> belief(int s, int d, int64_t at) const;
-  // How many measured transitions the chain of a link has seen.
+  // How many transitions between consecutive measured steps the chain of a link has seen (the
+  // expected ones across gaps not included).
   int64_t transitions_seen(int s, int d) const { return seen_[s * n_ + d]; }
 
  private:
@@ -86,9 +89,20 @@ class LinkStates {
   };
   std::vector<std::vector<Sample>> series_;      // per link: its measurements (the last kKept)
 
+  struct Gap {
+    int from, to;  // levels at both ends
+    int64_t g;     // steps between them
+  };
+  std::vector<std::vector<double>> direct_;      // per link: counts of consecutive measurements
+  std::vector<std::vector<Gap>> gaps_;           // per link: gaps of up to kMaxGap steps
+  std::vector<size_t> fitted_;                   // per link: gaps when last refitted
+
   static constexpr size_t kKept = 4096;
   int level(double gbps, double ref) const;
   void add(int l, int64_t step, double gbps);    // into the chain and the levels' means
+  std::vector<double> smoothed(const std::vector<double>& counts) const;
+  void expect_gap(const std::vector<double>& P, const Gap& gap, std::vector<double>& counts) const;
+  void refit(int l);                             // every gap counted again (EM)
   void rebin(int l);                             // rebuild those from series_[l]
 };
 
