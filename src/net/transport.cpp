@@ -145,6 +145,7 @@ Transport::Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario
   links_.resize(n_ * n_);
   counters_.assign(n_ * n_, LinkCounters{});
   wire_.assign(n_ * n_, {});
+  stream_.assign(n_ * n_, {});
   for (int s = 0; s < n_; ++s)
     for (int d = 0; d < n_; ++d)
       if (const LinkSchedule* l = scenario_->link(s, d))
@@ -295,6 +296,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   std::vector<MPI_Request> sends;
   std::vector<LinkCounters> mine(n_ * n_);       // this call's counters, merged at the end
   std::vector<std::pair<int, std::pair<double, double>>> intervals;  // (link, wire interval)
+  std::vector<std::pair<int, std::pair<double, double>>> streams;    // (link, streaming interval)
   for (;;) {
     bool all_done = true;
     double next_event = 1e300;
@@ -340,7 +342,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           const size_t from = std::min(in.bytes, (in.watched + 1) * in.chunk);
           const size_t to = std::min(in.bytes, (in.last_live + 1) * in.chunk);
           mine[l].stream_bytes += static_cast<double>(to - from);
-          mine[l].stream_ms += (in.last_live_at - in.watched_at) * 1e3;
+          streams.push_back({l, {in.watched_at, in.last_live_at}});
         }
         in.recorded = true;
       }
@@ -409,10 +411,11 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     c.bytes += mine[l].bytes, c.control_bytes += mine[l].control_bytes;
     c.latency_ms += mine[l].latency_ms;
     c.latency_samples += mine[l].latency_samples, c.queued_ms += mine[l].queued_ms;
-    c.stream_bytes += mine[l].stream_bytes, c.stream_ms += mine[l].stream_ms;
+    c.stream_bytes += mine[l].stream_bytes;
     c.shaper_busy_ms += mine[l].shaper_busy_ms;
   }
   for (const auto& [l, iv] : intervals) wire_[l].push_back(iv);
+  for (const auto& [l, iv] : streams) stream_[l].push_back(iv);
 }
 
 void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sbytes, int dst,
@@ -461,9 +464,8 @@ std::pair<size_t, size_t> route_part(const std::vector<Route>& routes, size_t r,
 std::vector<LinkCounters> Transport::take_counters() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<LinkCounters> out = counters_;
-  for (int l = 0; l < n_ * n_; ++l) {
-    // The union of the flows' wire intervals: concurrent flows on a link count once.
-    auto& iv = wire_[l];
+  // The union of intervals (seconds): concurrent flows on a link count once.
+  auto union_s = [](std::vector<std::pair<double, double>>& iv) {
     std::sort(iv.begin(), iv.end());
     double total = 0, lo = 0, hi = -1e300;
     for (const auto& [a, b] : iv) {
@@ -475,8 +477,14 @@ std::vector<LinkCounters> Transport::take_counters() {
       }
     }
     if (!iv.empty() && hi > lo) total += hi - lo;
-    out[l].wire_ms = total * 1e3;
     iv.clear();
+    return total;
+  };
+  for (int l = 0; l < n_ * n_; ++l) {
+    out[l].wire_ms = union_s(wire_[l]) * 1e3;
+    // Two flows streaming at once on a link each get about half of it: their union, not the sum
+    // of their times, makes stream_gbps the link's rate rather than a flow's share of it.
+    out[l].stream_ms = union_s(stream_[l]) * 1e3;
     counters_[l] = LinkCounters{};
   }
   return out;

@@ -39,8 +39,10 @@ struct LinkCounters {
                                // for: one found already queued says when we looked, not arrival)
   double stream_bytes = 0;     // receiver: bytes of multi-chunk flows between the first chunk
   double stream_ms = 0;        // it saw arrive and the last (after the first, up to the last),
-                               // and the time between those arrivals: the link's delivery rate
-                               // while a flow streamed, latency excluded (transport.cpp, InFlow)
+                               // and the union over the flows of the times between those
+                               // arrivals: the link's delivery rate while flows streamed,
+                               // latency excluded, concurrent flows counted together (a link's
+                               // rate, not one flow's share of it; transport.cpp, InFlow)
   double queued_ms = 0;        // sender: time its chunks waited for the link behind other flows'
                                // chunks (software shaper; not observable under tc: 0)
   double shaper_busy_ms = 0;   // sender: the software shaper's own reservations of the link
@@ -145,6 +147,7 @@ class Transport {
   std::mutex mu_;
   std::vector<LinkCounters> counters_;
   std::vector<std::vector<std::pair<double, double>>> wire_;
+  std::vector<std::vector<std::pair<double, double>>> stream_;  // per link: streaming intervals
 };
 
 }  // namespace strait

@@ -196,6 +196,15 @@ TEST(Transport, TwoConcurrentFlowsEachWaitHalfTheTime) {
   EXPECT_LE(ab.queued_ms, 1.1 * 2 * solo_ms);
   // The wire time is the union of the two flows' intervals, not their sum.
   EXPECT_LE(ab.wire_ms, 2 * solo_ms * 1.5 + 60);
+  // So is the streaming time: the link's rate (0.1 Gbit/s), not one flow's share of it (0.05,
+  // what summing the two flows' streaming times gave). Measured only where the receiver saw
+  // the chunks arrive; a busy machine may leave none.
+  if (ab.stream_ms > 0) {
+    const double stream_gbps = ab.stream_bytes * 8 / (ab.stream_ms * 1e6);
+    if (rank() == 0) std::printf("  two concurrent flows: stream rate %.4f Gbit/s\n", stream_gbps);
+    EXPECT_GE(stream_gbps, 0.1 * 0.8);
+    EXPECT_LE(stream_gbps, 0.1 * 1.2);
+  }
   MPI_Comm_free(&c1);
   MPI_Comm_free(&c2);
 }
