@@ -180,6 +180,10 @@ struct ControlConfig {
   std::string path_selector = "direct";
   std::string sync_planner = "hierarchical";
   std::string overlap = "sequential";
+  // The link figures the sync planners plan on (control/beliefs.hpp): "measured" — the wire's
+  // measurements as learned (configured figures only where nothing is measured yet) — or
+  // "configured", the baseline that plans on the configuration whatever the links do.
+  std::string beliefs = "measured";
   ForecastConfig forecast;            // [control.forecast]
   BalanceConfig balance;              // [control.balance]
   PathsConfig paths;                  // [control.paths]

@@ -52,7 +52,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"model", {"layers", "d_model", "heads", "d_ff", "seq_len", "vocab", "experts", "init_std"}},
       {"train", {"global_batch", "steps", "lr", "beta1", "beta2", "eps", "weight_decay", "seed",
                  "corpus", "batch_shares", "log_every"}},
-      {"control", {"forecaster", "balancer", "path_selector", "sync_planner", "overlap", "lag",
+      {"control", {"forecaster", "balancer", "path_selector", "sync_planner", "overlap", "lag", "beliefs",
                    "resplit", "reroute", "switch", "forecast", "balance", "paths"}},
       {"control.resplit", {"step", "datacenter", "split"}},
       {"control.reroute", {"step", "from", "to", "via"}},
@@ -75,7 +75,7 @@ const std::set<std::string> kStringKeys = {
     "link.to", "link.schedule", "load.datacenter", "load.kind", "load.file", "load.column",
     "load.time_column", "load.signal",
     "train.corpus", "control.forecaster", "control.balancer", "control.path_selector",
-    "control.sync_planner", "control.overlap", "control.resplit.datacenter",
+    "control.sync_planner", "control.overlap", "control.beliefs", "control.resplit.datacenter",
     "control.reroute.from", "control.reroute.to", "control.switch.slot", "control.switch.policy",
     "control.forecast.fallback", "control.forecast.checks",
     "trace.path",
@@ -1500,6 +1500,11 @@ void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bo
   for (const auto& [slot, dst] : slots)
     read_string(c, t, slot, std::string("control.") + slot, *dst,
                 "a string: the name of a registered policy (docs/config.md, [control])");
+  if (read_string(c, t, "beliefs", "control.beliefs", ct.beliefs, "one of measured, configured") ==
+          Got::ok &&
+      ct.beliefs != "measured" && ct.beliefs != "configured")
+    c.fail(child(t, "beliefs"), "control.beliefs", "unknown link beliefs " + quote(ct.beliefs),
+           "one of measured, configured");
   read_int(c, t, "lag", "control.lag", 1, 16, ct.lag,
            "an integer in [1, 16]: steps between a step's reports and the step its decisions apply to");
   read_resplits(c, t, cfg, dcs_ok, steps_ok);

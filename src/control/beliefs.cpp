@@ -3,22 +3,56 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
+
+#include "control/link_state.hpp"
 
 namespace strait {
 
 LinkBeliefs believed_links(const ControllerView& v) {
   const World& w = v.world();
-  return LinkBeliefs{w.num_dcs, w.link_gbps, w.link_latency_ms, "configured links"};
+  const LinkStates& ls = v.links();
+  const int n = w.num_dcs;
+  LinkBeliefs b{n, w.link_gbps, w.link_latency_ms, ""};
+  if (w.cfg && w.cfg->control.beliefs == "configured") {
+    b.source = "configured links (control.beliefs = configured: the baseline)";
+    return b;
+  }
+  int links = 0, rates = 0, latencies = 0;
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d) {
+      const int l = s * n + d;
+      if (s == d || !(w.link_gbps[l] > 0)) continue;
+      ++links;
+      // The estimates are in run units (what the wire delivered); planners plan in scenario
+      // units, as configured: capacity × time_scale, latency / time_scale.
+      if (ls.n() == n && ls.measured(s, d) && ls.ewma_gbps(s, d) > 0) {
+        b.gbps[l] = ls.ewma_gbps(s, d) * w.time_scale;
+        ++rates;
+      }
+      if (ls.n() == n && ls.latency_sampled(s, d)) {
+        b.latency_ms[l] = ls.latency_ms(s, d) / w.time_scale;
+        ++latencies;
+      }
+    }
+  std::ostringstream src;
+  src << "measured links (rate: EWMA of stream_gbps on " << rates << " of " << links
+      << " links; latency: EWMA of small-message one-way times on " << latencies << " of "
+      << links << "; configured figures elsewhere)";
+  b.source = src.str();
+  return b;
 }
 
-bool close_beliefs(const LinkBeliefs& now, const LinkBeliefs& before, double rel) {
+bool close_beliefs(const LinkBeliefs& now, const LinkBeliefs& before, double rel,
+                   double latency_floor_ms) {
   if (now.n != before.n || now.gbps.size() != before.gbps.size()) return false;
-  auto near = [rel](double a, double b) {
-    return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b));
+  auto near = [rel](double a, double b, double floor) {
+    return std::fabs(a - b) <= std::max(floor, rel * std::max(std::fabs(a), std::fabs(b)));
   };
   for (size_t l = 0; l < now.gbps.size(); ++l) {
     if ((now.gbps[l] > 0) != (before.gbps[l] > 0)) return false;
-    if (!near(now.gbps[l], before.gbps[l]) || !near(now.latency_ms[l], before.latency_ms[l]))
+    if (!near(now.gbps[l], before.gbps[l], 0) ||
+        !near(now.latency_ms[l], before.latency_ms[l], latency_floor_ms))
       return false;
   }
   return true;

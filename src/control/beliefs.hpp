@@ -1,7 +1,9 @@
 // beliefs.hpp — the link figures the controller believes: what the sync planners (star, blp,
-// ring-best) plan on. One function, so that where the figures come from can change in one
-// place: today the configured capacities and latencies at the start of the run (World); later
-// the measured or forecast ones from view.history().
+// ring-best) plan on. One function, so that where the figures come from is decided in one
+// place: the wire's measurements as the controller has learned them (view.links(),
+// link_state.hpp) — per link the EWMA of its measured streaming rate and of its small-message
+// one-way latency — and, for a link or a figure not measured yet, the configured one (a prior,
+// counted in the source string). Never the scenario's truth (only oracles read that).
 #pragma once
 #include <string>
 #include <vector>
@@ -18,8 +20,12 @@ struct LinkBeliefs {
 
 LinkBeliefs believed_links(const ControllerView& v);
 
-// Whether every link's capacity and latency lie within `rel` (relative) of `before`'s, and the
-// same links exist: a plan made on `before` still stands.
-bool close_beliefs(const LinkBeliefs& now, const LinkBeliefs& before, double rel);
+// Whether a plan made on `before` still stands on `now`: the same links exist, every capacity
+// lies within `rel` (relative) of its figure then, and every latency within `rel` or
+// `latency_floor_ms` (absolute, scenario units), whichever is larger — a measured latency
+// moves by a fraction of a millisecond from step to step (when the receiver looked), which is
+// no reason to plan again.
+bool close_beliefs(const LinkBeliefs& now, const LinkBeliefs& before, double rel,
+                   double latency_floor_ms = 0);
 
 }  // namespace strait

@@ -58,6 +58,7 @@ class LinkStates {
   double last_gbps(int s, int d) const;     // last measurement (the prior before one)
   double ewma_gbps(int s, int d) const;     // smoothed (the prior before a measurement)
   double latency_ms(int s, int d) const;    // smoothed one-way latency (the prior before a sample)
+  bool latency_sampled(int s, int d) const { return lat_seen_[s * n_ + d]; }
   int last_state(int s, int d) const;       // state of the last measurement (top state before one)
   int64_t last_measured_step(int s, int d) const { return last_step_[s * n_ + d]; }
   // The state bin of a capacity on this link.

@@ -259,6 +259,9 @@ TEST(Equivalence, ScriptedDecisionsInEverySlotMidRun) {
                         "[[datacenter]]\nname = \"c\"\nranks = 1\n"
                         "[control]\nbalancer = \"scheduled\"\npath_selector = \"scheduled\"\n"
                         "sync_planner = \"scheduled\"\noverlap = \"scheduled\"\n"
+                        // star on the configured links: its hub must not move with measurements
+                        // (the records are the scripted ones, exactly)
+                        "beliefs = \"configured\"\n"
                         "[[control.reroute]]\nstep = 4\nfrom = \"a\"\nto = \"b\"\nvia = [\"c\"]\n"
                         "[[control.reroute]]\nstep = 9\nfrom = \"b\"\nto = \"c\"\nvia = [\"a\"]\n"
                         "[[control.reroute]]\nstep = 17\nfrom = \"a\"\nto = \"b\"\nvia = []\n"
@@ -370,15 +373,37 @@ std::map<int64_t, std::string> run_traced(const std::string& name, int steps, in
 }  // namespace
 
 // The BLP planner's owner plan from the first step: several owners, multi-path flows with a
-// relay (a → c → b around the narrow a → b).
+// relay (a → c → b around the narrow a → b). On the configured links (the baseline beliefs), so
+// that the plan is the LP's on known figures (BlpOnTheMeasuredLinks: the default).
 TEST(Equivalence, BlpSyncPlanOnUnevenLinks) {
-  const auto plans = run_traced("blp", 20, 1, uneven_three("[control]\nsync_planner = \"blp\"\n"));
+  const auto plans = run_traced(
+      "blp", 20, 1, uneven_three("[control]\nsync_planner = \"blp\"\nbeliefs = \"configured\"\n"));
   if (world_rank() != 0) return;
-  ASSERT_EQ(plans.size(), 1u);  // planned once: the links do not change
+  ASSERT_EQ(plans.size(), 1u);  // planned once: the believed links do not change
   const std::string& p = plans.begin()->second;
   EXPECT_NE(p.find("\"strategy\":\"owners\""), std::string::npos) << p;
   EXPECT_NE(p.find("\"path\":[0,2,1]"), std::string::npos) << p;
   EXPECT_EQ(p.find("\"owner_fraction\":[1,0,0]"), std::string::npos) << p;
+}
+
+// blp on the measured links (the default beliefs): the first plan on the configured figures
+// (nothing measured yet), later ones whenever a measured figure has moved by more than the
+// replan threshold (how often depends on the machine); each new owner plan is taken at a step
+// boundary and the run trains as the single-rank one.
+TEST(Equivalence, BlpOnTheMeasuredLinks) {
+  const auto plans = run_traced("blpmeasured", 20, 1, uneven_three("[control]\nsync_planner = \"blp\"\n"));
+  if (world_rank() != 0) return;
+  ASSERT_FALSE(plans.empty());
+  for (const auto& [step, p] : plans) {
+    EXPECT_NE(p.find("\"strategy\":\"owners\""), std::string::npos) << step << ": " << p;
+  }
+  std::vector<std::string> planned;  // the planner's own records: what it planned on
+  for (const auto& r : read_trace(tmpdir() + "/blpmeasured.h5").decisions)
+    if (r.slot == "sync_planner") planned.push_back(r.detail);
+  ASSERT_FALSE(planned.empty());
+  EXPECT_NE(planned.front().find("rate: EWMA of stream_gbps on 0 of 6 links"), std::string::npos)
+      << planned.front();
+  std::printf("  blp on measured links: %zu plans in 20 steps\n", planned.size());
 }
 
 // ring-best: the index ring a → b → c → a runs over the narrow links, so the ring goes the
@@ -397,6 +422,7 @@ TEST(Equivalence, RingBestOrder) {
 TEST(Equivalence, SwitchToBlpMidRun) {
   auto plans = run_traced("blpswitch", 24, 2,
                           uneven_three("[control]\nsync_planner = \"scheduled\"\noverlap = \"pgcs\"\n"
+                                       "beliefs = \"configured\"\n"
                                        "[[control.switch]]\nstep = 7\nslot = \"sync_planner\"\n"
                                        "policy = \"blp\"\n"
                                        "[[control.switch]]\nstep = 15\nslot = \"sync_planner\"\n"

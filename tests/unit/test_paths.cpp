@@ -13,6 +13,7 @@
 #include <fstream>
 #include <random>
 
+#include "control/beliefs.hpp"
 #include "control/link_state.hpp"
 #include "control/mdp.hpp"
 #include "control/path_cost.hpp"
@@ -250,6 +251,51 @@ TEST(PathSelectors, BaselinesOnTheConfiguredTriangle) {
   // The oracle reads the scenario: a→b is truly 0.05 Gbit/s, so it relays whatever was measured.
   const auto oracle = make_path_selector("oracle", s.cfg)->choose(*s.view);
   EXPECT_EQ(oracle.paths[0 * 3 + 1], (std::vector<int>{0, 2, 1}));
+}
+
+// The sync planners plan on the measured links (control.beliefs = "measured", the default):
+// the configured figures until a link is measured, then the EWMA of what the wire delivered.
+// The configured a→b is slow (0.05 Gbit/s), so blp first makes c, which a reaches fast, the
+// owner of nearly everything; once a→b is measured at 1 Gbit/s like the rest, the owners share
+// the gradient evenly. With "configured" (the baseline) the measurements change nothing.
+TEST(SyncPlanners, PlanOnTheMeasuredLinks) {
+  auto owner_of_c = [](const std::string& detail) {
+    const auto at = detail.find("\"owners\":");
+    const auto c = detail.find("\"c\":", at);
+    return at == std::string::npos || c == std::string::npos ? -1.0 : std::stod(detail.substr(c + 4));
+  };
+  for (const std::string beliefs : {"measured", "configured"}) {
+    Triangle s("beliefs-" + beliefs, "[control]\nsync_planner = \"blp\"\nbeliefs = \"" + beliefs + "\"\n");
+    const LinkBeliefs before = believed_links(*s.view);
+    EXPECT_EQ(before.gbps[0 * 3 + 1], 0.05);
+    EXPECT_EQ(before.latency_ms[0 * 3 + 1], 1.0);
+    auto blp = make_sync_planner("blp", s.cfg);
+    const SyncDecision first = blp->plan(*s.view, PathDecision{direct_paths(3), {}, "{}"});
+    EXPECT_GT(owner_of_c(first.detail), 0.8) << first.detail;
+    // Every link measured at 1 Gbit/s, twice; a→b with small-message latencies of 0.8 and 1.4 ms.
+    for (int64_t t = 0; t < 2; ++t) {
+      StepRecord r = step_with(t, 3, 0, 1, 1.0, t ? 1.4 : 0.8);
+      for (auto [a, b] : {std::pair{0, 2}, {2, 1}, {1, 2}, {2, 0}, {1, 0}}) {
+        r.links[a * 3 + b].stream_bytes = 1e6;
+        r.links[a * 3 + b].stream_ms = 1e6 * 8 / (1.0 * 1e6);
+      }
+      s.view->record(r);
+    }
+    const LinkBeliefs after = believed_links(*s.view);
+    const SyncDecision next = blp->plan(*s.view, PathDecision{direct_paths(3), {}, "{}"});
+    if (beliefs == "measured") {
+      EXPECT_NEAR(after.gbps[0 * 3 + 1], 1.0, 1e-12);
+      // EWMA of 0.8 then 1.4 (control.paths.ewma_alpha, 0.3 by default).
+      EXPECT_NEAR(after.latency_ms[0 * 3 + 1], 0.7 * 0.8 + 0.3 * 1.4, 1e-12);
+      EXPECT_EQ(after.latency_ms[1 * 3 + 0], 1.0);  // no sample: the configured figure
+      EXPECT_NE(after.source.find("on 6 of 6 links"), std::string::npos) << after.source;
+      EXPECT_NEAR(owner_of_c(next.detail), 1.0 / 3, 0.05) << next.detail;
+    } else {
+      EXPECT_EQ(after.gbps, before.gbps);
+      EXPECT_EQ(after.latency_ms, before.latency_ms);
+      EXPECT_EQ(next.detail, first.detail);  // not planned again
+    }
+  }
 }
 
 TEST(PathSelectors, MdpWithoutSwitchingCostIsTheOneStepBest) {
