@@ -13,9 +13,13 @@
 # The two measured matrices run at their real figures with a larger model (1.73 MB gradient) so
 # that bytes, not only latency, decide; their congestion is added here (congest() below), as a
 # Markov process with factors [1, 0.01] and a dwell of 4 s.
+# Also, on BLP_SCENARIOS (default detour3 us-eu-asia-c mesh6-c), the blp sync planner (all
+# pairs direct, blp routes its own flows) planning on the measured links (control.beliefs =
+# "measured", the default) and on the configured ones (the baseline): rows "blp/measured" and
+# "blp/configured" (docs/sync.md, "Believed links").
 # Each policy runs BENCH_REPEATS times (default 1), interleaved; the table gives medians.
 # Writes results/bench/paths.csv (every run) and results/bench/paths.md; traces in a temporary
-# folder. Cost: about 12 minutes on 2 cores with the defaults.
+# folder. Cost: about 15 minutes on 2 cores with the defaults.
 # Usage: scripts/bench-paths.sh [BUILD_DIR]
 #   SCENARIOS="..." POLICIES="..." BENCH_REPEATS=N to narrow or widen it (SCENARIOS="" TC=1: tc only);
 #   TC=1 also runs TC_SCENARIOS (default detour3) under scripts/netns-run (root, tc; shaper none;
@@ -27,6 +31,7 @@ repeats=${BENCH_REPEATS:-1}
 scenarios=${SCENARIOS-"markov3 detour3 clear3 sparse-ring4 us-eu-asia-c mesh6-c"}
 policies=${POLICIES:-"direct shortest widest ewma-widest mdp oracle"}
 tc_scenarios=${TC_SCENARIOS:-"detour3"}
+blp_scenarios=${BLP_SCENARIOS-"detour3 us-eu-asia-c mesh6-c"}
 tmp=$(mktemp -d /tmp/strait-bench-paths.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p results/bench
@@ -84,8 +89,13 @@ run_one() {  # run_one SCENARIO POLICY REPEAT BACKEND
   local cfg=${spec[0]} sets=("${spec[@]:1}")
   local np
   np=$(/usr/bin/python3 scripts/world-size.py "$cfg")
-  local trace="$tmp/$s-$p-$backend-$rep.h5"
-  sets+=(--set control.path_selector="$p" --set train.log_every=1000)
+  local trace="$tmp/$s-${p//\//-}-$backend-$rep.h5"
+  case $p in
+    blp/*) sets+=(--set control.path_selector=direct --set control.sync_planner=blp
+                  --set control.beliefs="${p#blp/}") ;;
+    *) sets+=(--set control.path_selector="$p") ;;
+  esac
+  sets+=(--set train.log_every=1000)
   echo "bench-paths: $s, $p, $backend (run $rep of $repeats, $np ranks)"
   local t0
   t0=$(date +%s)
@@ -107,6 +117,11 @@ for rep in $(seq 1 "$repeats"); do
       [ "$s" = sparse-ring4 ] && [ "$p" = direct ] && continue
       run_one "$s" "$p" "$rep" sw
     done
+  done
+done
+for rep in $(seq 1 "$repeats"); do
+  for s in $blp_scenarios; do
+    for p in blp/measured blp/configured; do run_one "$s" "$p" "$rep" sw; done
   done
 done
 if [ "${TC:-0}" = 1 ]; then

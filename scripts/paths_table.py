@@ -55,8 +55,10 @@ out = ["# Path selection: sync time and throughput per selector (`make bench-pat
        "under scripts/netns-run with the link schedules applied by tc. Sync: per step the slowest "
        "rank's /ranks.sync_ms, mean and p95 over the steps after the first two; tokens/s: their "
        "tokens over their wall time (rank 0's clock). `oracle` is an UPPER BOUND (it reads the "
-       "true schedules), not a method. docs/paths.md says what the scenarios are and how to read "
-       "this.", "",
+       "true schedules), not a method. `blp/measured` and `blp/configured`: every pair direct and "
+       "the blp sync planner (which routes its own flows) planning on the measured links and on "
+       "the configured ones (docs/sync.md, \"Believed links\"); the other rows sync with "
+       "`hierarchical`. docs/paths.md says what the scenarios are and how to read this.", "",
        "| scenario | backend | selector | sync mean ms | sync p95 ms | tokens/s | min-max | "
        "of oracle | sync vs direct | path changes |",
        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
