@@ -160,7 +160,7 @@ void LinkStates::observe(const StepRecord& r) {
       last_[l] = g;
       auto& ser = series_[l];
       ser.push_back({r.step, g});
-      if (ser.size() > kKept) ser.erase(ser.begin());
+      if (ser.size() > kKept) ser.pop_front();
       // The reference: the 90th percentile (nearest rank) of the kept measurements — high
       // enough to be the link at its best when it is congested most of the time, low enough
       // that one measurement above what the link carries (a burst the receiver found late)

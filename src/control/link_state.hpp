@@ -17,7 +17,7 @@
 //              chain and the levels' capacities are rebuilt from the kept measurements;
 //   chain      transition counts between the states of consecutive measured steps, and across
 //              a gap of up to 64 unmeasured steps the expected counts of the transitions in it
-//              given both ends (link_state.cpp, add_gap), with Laplace smoothing (one
+//              given both ends (link_state.cpp, expect_gap), with Laplace smoothing (one
 //              pseudo-count per cell) and a persistence prior (`states` more on the diagonal),
 //              and each state's mean measured capacity;
 //   belief     the state distribution now: the last measured state propagated by the chain over
@@ -26,6 +26,7 @@
 // configured priors enter as capacity / s and latency · s). Nothing here reads the scenario.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -88,7 +89,7 @@ class LinkStates {
     int64_t step;
     double gbps;
   };
-  std::vector<std::vector<Sample>> series_;      // per link: its measurements (the last kKept)
+  std::vector<std::deque<Sample>> series_;       // per link: its measurements (the last kKept)
 
   struct Gap {
     int from, to;  // levels at both ends
