@@ -14,7 +14,7 @@ LOG      CSV, one row per applied change: planned_s (run time), started_s (run t
          to, capacity_gbps, latency_ms, ok (tc's exit status 0 or not). Flushed row by row.
 netns-run starts it at a real-time priority (chrt) where it can, so that a busy machine does not
 make it late; the log says how late each change landed all the same.
-The rate and burst follow netns-run's rules (payload rate × 1514/1448, burst 2 ms, ≥ 3028 B).
+The rate and burst follow netns-run's rules (payload rate × 1514/1448, burst 0.2 ms, ≥ 3028 B).
 Exits when the changes run out, or on SIGTERM (netns-run's cleanup).
 """
 import csv
@@ -49,7 +49,7 @@ def rate_bit(g):
 
 
 def burst_b(g):
-    return "%.0f" % max(3028, g * 1e9 / 8 * 0.002)
+    return "%.0f" % max(3028, g * 1e9 / 8 * 0.0002)
 
 
 log = open(log_file, "w", buffering=1)
