@@ -3,7 +3,8 @@
 #   1. a 2-DC tiny run (1 rank each, 20 Mbit/s, 10 ms one way) trains and writes its trace, with
 #      rank 0 on host dc0 and rank 1 on host dc1 (each DC's ranks in its own namespace);
 #   2. --exec mode: iperf3 dc0 -> dc1 and dc1 -> dc0 within ±15% of 20 Mbit/s, and the round trip
-#      (ping -U, else TCP connect time) at least 2 x 10 ms;
+#      (ping -U, else TCP connect time) at least 2 x 10 ms; reno in every DC namespace, and an
+#      algorithm a namespace may not choose refused (exit 2);
 #   3. SIGTERM to the launcher in the middle of a run: the run stops cleanly, everything goes;
 #   4. link schedules under tc on a sparse line of 3 DCs (a - b - c, no a - c link): the a <-> b
 #      links drop from 20 to 4 Mbit/s at 1.5 s; tc-schedule.py applies both changes (logged,
@@ -154,6 +155,8 @@ cat >"$TMP/measure.sh" <<'EOF'
 # Runs in dc0 under netns-run --exec; dc1 is reached through scripts/netns-rsh.
 set -u
 A0=$STRAIT_NETNS_DC0_ADDR A1=$STRAIT_NETNS_DC1_ADDR
+cat /proc/sys/net/ipv4/tcp_congestion_control >"$OUT/cc-dc0"
+"$SRC/scripts/netns-rsh" dc1 "cat /proc/sys/net/ipv4/tcp_congestion_control" >"$OUT/cc-dc1"
 for dir in fwd rev; do
   timeout 30 "$SRC/scripts/netns-rsh" dc1 "iperf3 -s -1 -B $A1 -p 5201" >/dev/null 2>&1 &
   srv=$!
@@ -198,7 +201,19 @@ awk -v t="$rtt" -v l=$LAT_MS 'BEGIN { exit !(t >= 2 * l) }' ||
 awk -v t="$rtt" -v l=$LAT_MS 'BEGIN { exit !(t <= 2 * l + 50) }' ||
   fail "round trip $rtt ms is far above 2 x $LAT_MS ms"
 ok "round trip $rtt ms >= 2 x $LAT_MS ms one-way latency"
+# reno in every DC namespace, whatever the host's default (bbr paces sync bursts far below the
+# link's rate; docs/netns.md, TCP).
+for k in 0 1; do
+  [ "$(cat "$TMP/cc-dc$k" 2>/dev/null)" = reno ] || fail "dc$k congestion control: '$(cat "$TMP/cc-dc$k" 2>/dev/null)', expected reno"
+done
+ok "congestion control reno in dc0 and dc1 (host: $(cat /proc/sys/net/ipv4/tcp_congestion_control))"
 check_clean "--exec run"
+# An algorithm no namespace may choose is refused before anything runs, naming the option.
+launch "$TMP/cc.log" 60 --config "$TMP/tiny.toml" --congestion no-such-algorithm --exec -- true
+[ "$RC" -eq 2 ] && grep -q -- "--congestion no-such-algorithm" "$TMP/cc.log" ||
+  { cat "$TMP/cc.log"; fail "--congestion no-such-algorithm: exit $RC, expected 2 naming the option"; }
+ok "--congestion no-such-algorithm refused (exit 2, option named)"
+check_clean "refused --congestion"
 
 # ---- 3. SIGTERM in the middle of a run --------------------------------------------------------
 timeout -k 10 120 "$RUN" --build "$BUILD" --config "$TMP/tiny.toml" -- --force --set train.steps=100000 \
