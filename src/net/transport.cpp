@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <climits>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -102,6 +103,7 @@ struct OutFlow {
   double prev_start = -1e300;                    // start of the last reserved chunk
   double prev_end = -1e300;                      // end of its transmission
   double first_byte = 0;                         // chunk 0 onto the link (rank 0's clock)
+  double last_deliver = -1e300;                  // outbox: the last chunk's delivery time
   std::vector<double> deliver;                   // per reserved chunk
   size_t sent = 0;
   MPI_Request header = MPI_REQUEST_NULL;         // carries first_byte to the next DC
@@ -214,8 +216,49 @@ void Transport::check_path(const std::vector<int>& p, int s, int d) const {
   }
 }
 
+double Transport::pump(Outbox& o) {
+  const double t = now();
+  double next = 1e300;
+  size_t keep = 0;
+  for (size_t i = 0; i < o.items_.size(); ++i) {
+    Outbox::Item& it = o.items_[i];
+    if (it.deliver <= t) {
+      int size = 1;
+      MPI_Type_size(it.type, &size);
+      MPI_Request r;
+      MPI_CHECK(MPI_Isend(it.data.data(), static_cast<int>(it.data.size() / size), it.type, it.dst,
+                          it.tag, it.channel, &r));
+      o.reqs_.push_back(r);
+      o.sent_.push_back(std::move(it.data));  // MPI may read it until the request completes
+    } else {
+      next = std::min(next, it.deliver);
+      if (keep != i) o.items_[keep] = std::move(it);
+      ++keep;
+    }
+  }
+  o.items_.resize(keep);
+  return next;
+}
+
+void Transport::drain(Outbox& o) {
+  for (;;) {
+    const double next = pump(o);
+    if (o.items_.empty()) break;
+    if (!o.reqs_.empty()) {  // let MPI progress the ones already handed over
+      int flag = 0;
+      MPI_CHECK(MPI_Testall(static_cast<int>(o.reqs_.size()), o.reqs_.data(), &flag, MPI_STATUSES_IGNORE));
+      if (flag) o.reqs_.clear(), o.sent_.clear();
+    }
+    sleep_until_run_time(*this, std::min(next, now() + 1e-3));
+  }
+  MPI_CHECK(MPI_Waitall(static_cast<int>(o.reqs_.size()), o.reqs_.data(), MPI_STATUSES_IGNORE));
+  o.reqs_.clear();
+  o.sent_.clear();
+}
+
 void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>& xs,
-                        int tag_base, bool control) {
+                        int tag_base, bool control, Outbox* outbox) {
+  if (!shaped_) outbox = nullptr;  // chunks go at once; MPI and the kernel carry them
   // Tags only tell apart the transfers of one call (a channel's calls follow each other on every
   // gateway, and MPI does not let one sender's messages overtake each other).
   STRAIT_CHECK(tag_base >= 0 && tag_base < kMaxTagBases && xs.size() <= kMaxTransfers,
@@ -371,11 +414,28 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           if (f.reserved == 0) f.first_byte = t0_ + r.start + clock_offset_s_;
           f.prev_start = r.start;
           f.prev_end = r.end;
-          f.deliver.push_back(r.deliver);
+          if (outbox) {
+            // The chunk leaves with its reservation: a copy goes to the outbox, to be delivered
+            // at its time (never before an earlier chunk of the flow: jitter must not reorder).
+            const double at = std::max(r.deliver, f.last_deliver);
+            f.last_deliver = at;
+            if (f.reserved == 0) {
+              Outbox::Item h{at, channel, f.next_dc, f.tag + kMaxTransfers, MPI_DOUBLE,
+                             std::vector<char>(sizeof(double))};
+              std::memcpy(h.data.data(), &f.first_byte, sizeof(double));
+              outbox->items_.push_back(std::move(h));
+            }
+            const char* from = f.data + f.reserved * f.chunk;
+            outbox->items_.push_back(Outbox::Item{at, channel, f.next_dc, f.tag, MPI_BYTE,
+                                                  std::vector<char>(from, from + static_cast<size_t>(len))});
+          } else {
+            f.deliver.push_back(r.deliver);
+          }
         } else {
           f.deliver.push_back(t);
         }
         ++f.reserved;
+        if (outbox) f.sent = f.reserved;  // handed to the outbox
       }
       // Hand chunks to MPI at their delivery time; the header goes with the first.
       while (f.sent < f.reserved && f.deliver[f.sent] <= now()) {
@@ -391,9 +451,14 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         ++f.sent;
       }
       if (f.sent < f.nchunks) all_done = false;
+      if (outbox && f.sent == f.nchunks && f.prev_end > now()) {  // the last chunk is still leaving
+        all_done = false;
+        next_event = std::min(next_event, f.prev_end);
+      }
       if (f.sent < f.reserved) next_event = std::min(next_event, f.deliver[f.sent]);
       if (f.arrivals && f.reserved < f.nchunks) next_event = std::min(next_event, now() + 1e-4);
     }
+    if (outbox) next_event = std::min(next_event, pump(*outbox));
     if (all_done) break;
     // Let MPI progress (rendezvous of earlier sends, relayed receives) while we wait.
     if (!sends.empty()) {
@@ -422,7 +487,7 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
                          void* rbuf, size_t rbytes, int src, int tag_base,
                          const std::vector<std::pair<int, int>>& all_pairs,
                          const std::vector<size_t>& all_bytes, const Paths& paths,
-                         const Routes* routes) {
+                         const Routes* routes, Outbox* outbox) {
   std::vector<Transfer> xs;
   for (size_t i = 0; i < all_pairs.size(); ++i) {
     const auto [a, b] = all_pairs[i];
@@ -444,7 +509,7 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
       xs.push_back(std::move(x));
     }
   }
-  execute(channel, self, xs, tag_base);
+  execute(channel, self, xs, tag_base, false, outbox);
 }
 
 std::pair<size_t, size_t> route_part(const std::vector<Route>& routes, size_t r, size_t len) {

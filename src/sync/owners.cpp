@@ -47,7 +47,10 @@ void owner_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, T
       add_flow(broadcast, plan.broadcast[j * N + d], hi - lo, j, buf + lo, d, buf + lo);
     }
   }
-  tr.execute(ch.gateways, self, reduce, 0);
+  // An owner broadcasts once its parts have arrived, whether or not its own reduce sends have
+  // (net/transport.hpp, Outbox).
+  Outbox outbox;
+  tr.execute(ch.gateways, self, reduce, 0, false, &outbox);
   if (own_len > 0) {
     // My own part goes in its region too, so the sum runs over DCs in index order.
     std::copy_n(buf + own_lo, own_len, ch.owned.data() + static_cast<size_t>(self) * own_len);
@@ -58,7 +61,8 @@ void owner_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, T
       for (size_t i = 0; i < own_len; ++i) acc[i] += part[i];
     }
   }
-  tr.execute(ch.gateways, self, broadcast, 1);
+  tr.execute(ch.gateways, self, broadcast, 1, false, &outbox);
+  tr.drain(outbox);
 }
 
 void OwnersSync::sync(ParamSet<float>& ps, SyncChannel& ch, const SyncInput& in, Transport& tr) {
