@@ -1,12 +1,14 @@
 // planner_ring_best.cpp — baseline sync planner "ring-best": the hierarchical ring (strategy
 // "hierarchical"), with the ring ORDER chosen for the graph instead of the DC index order.
-// Every one of the ring's 2(N−1) steps waits for its slowest hop, so the order minimises the
-// slowest hop — latency of its path plus S/N bytes over the path's narrowest link, on the
-// believed links (sync_cost.hpp) — and, among orders with that bottleneck, the sum over hops.
-// Exact by dynamic programming over subsets (bottleneck travelling salesman, then Held–Karp
-// restricted to hops within the bottleneck; O(2^N·N²)) up to kExactDcs datacenters; above, the
-// index order is kept and the detail says so. The index order is kept whenever it is as good,
-// so on a homogeneous graph ring-best is exactly hierarchical.
+// The order minimises the ring's predicted time (ring_seconds, sync_cost.hpp: each position
+// starts its next step when its own bytes have left and its predecessor's have arrived, so a
+// slow hop's latency is paid along the dependency chain). Up to kEnumerateDcs datacenters every
+// order is tried ((N−1)! of them, DC 0 first); above, up to kExactDcs, two orders found by
+// dynamic programming over subsets (O(2^N·N²)) on the per-hop cost (latency of its path plus S/N
+// bytes over its narrowest link) are tried: the least sum of hop costs (Held–Karp), and the
+// least largest hop then the least sum (bottleneck travelling salesman); above that the index
+// order is kept and the detail says so. The index order is kept whenever it is as good, so on a
+// homogeneous graph ring-best is exactly hierarchical.
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -19,12 +21,13 @@
 namespace strait {
 namespace {
 
+constexpr int kEnumerateDcs = 8;
 constexpr int kExactDcs = 16;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The ring (starting at DC 0) minimising the largest cost[u·n + v] over its hops u → v, then
-// the sum of the costs.
-std::vector<int> best_ring(int n, const std::vector<double>& cost) {
+// the sum of the costs (bottleneck = true), or the sum alone.
+std::vector<int> best_ring(int n, const std::vector<double>& cost, bool bottleneck_first) {
   const size_t full = (size_t{1} << n) - 1;
   std::vector<double> dp((full + 1) * n, kInf);
   dp[1 * n + 0] = 0;  // the path {0} ending at 0
@@ -41,7 +44,7 @@ std::vector<int> best_ring(int n, const std::vector<double>& cost) {
   double bottleneck = kInf;
   for (int v = 1; v < n; ++v)
     bottleneck = std::min(bottleneck, std::max(dp[full * n + v], cost[v * n]));
-  const double allowed = bottleneck * (1 + 1e-12);
+  const double allowed = bottleneck_first ? bottleneck * (1 + 1e-12) : kInf;
   // Pass 2: the smallest sum over paths whose hops stay within the bottleneck.
   std::fill(dp.begin(), dp.end(), kInf);
   std::vector<int> parent((full + 1) * n, -1);
@@ -89,21 +92,31 @@ class RingBest final : public SyncPlanner {
     }
     const double index_s = ring_seconds(b, {}, paths, S);
     std::vector<int> order;
-    if (n <= kExactDcs) {
+    double best_s = index_s;
+    auto consider = [&](const std::vector<int>& ring) {
+      const double t = ring_seconds(b, ring, paths, S);
+      if (t < best_s * (1 - 1e-9)) best_s = t, order = ring;
+    };
+    if (n <= kEnumerateDcs) {
+      std::vector<int> ring(n);
+      std::iota(ring.begin(), ring.end(), 0);
+      while (std::next_permutation(ring.begin() + 1, ring.end())) consider(ring);
+    } else if (n <= kExactDcs) {
       std::vector<double> cost(static_cast<size_t>(n) * n, kInf);
       for (int a = 0; a < n; ++a)
         for (int c = 0; c < n; ++c)
           if (a != c) cost[a * n + c] = step_seconds(b, {{&paths[a * n + c], S / n}});
-      order = best_ring(n, cost);
-      if (ring_seconds(b, order, paths, S) >= index_s * (1 - 1e-9)) order.clear();
+      consider(best_ring(n, cost, false));
+      consider(best_ring(n, cost, true));
     }
     d.plan.ring = order;
     d.plan.predicted_ms = ring_seconds(b, order, paths, S) * run;
     std::ostringstream js;
     js << "{\"on\":\"" << b.source << "\",\"order\":";
     if (order.empty()) {
-      js << (n <= kExactDcs ? "\"index (as good as any)\""
-                            : "\"index (more DCs than the exact search takes)\"");
+      js << (n <= kEnumerateDcs ? "\"index (as good as any)\""
+             : n <= kExactDcs   ? "\"index (as good as the two searched orders)\""
+                                : "\"index (more DCs than the search takes)\"");
     } else {
       js << "[";
       for (int i = 0; i < n; ++i) js << (i ? "," : "") << "\"" << w.dc_names[order[i]] << "\"";

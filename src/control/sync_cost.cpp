@@ -6,12 +6,17 @@
 
 namespace strait {
 
-double step_seconds(const LinkBeliefs& b, const Flows& flows) {
+namespace {
+
+// Per flow of one step: its path's latency and how long its most loaded link needs for all the
+// bytes crossing it (seconds); the flow arrives after their sum, and its sender is done after
+// the second alone (its bytes have left: the transport's Outbox).
+std::vector<std::pair<double, double>> flow_times(const LinkBeliefs& b, const Flows& flows) {
   const int n = b.n;
   std::vector<double> load(static_cast<size_t>(n) * n, 0.0);
   for (const auto& [path, bytes] : flows)
     for (size_t h = 0; h + 1 < path->size(); ++h) load[(*path)[h] * n + (*path)[h + 1]] += bytes;
-  double worst = 0;
+  std::vector<std::pair<double, double>> out;
   for (const auto& [path, bytes] : flows) {
     double latency = 0, busy = 0;
     for (size_t h = 0; h + 1 < path->size(); ++h) {
@@ -19,25 +24,52 @@ double step_seconds(const LinkBeliefs& b, const Flows& flows) {
       latency += b.latency_ms[l] / 1e3;
       busy = std::max(busy, load[l] * 8 / (b.gbps[l] * 1e9));
     }
-    worst = std::max(worst, latency + busy);
+    out.push_back({latency, busy});
   }
+  return out;
+}
+
+}  // namespace
+
+double step_seconds(const LinkBeliefs& b, const Flows& flows) {
+  double worst = 0;
+  for (const auto& [latency, busy] : flow_times(b, flows)) worst = std::max(worst, latency + busy);
   return worst;
 }
 
 double owner_plan_seconds(const LinkBeliefs& b, const SyncPlan& p, double bytes) {
   const int n = b.n;
   if (n <= 1) return 0;
+  // Owner j broadcasts once all its parts have arrived and its own reduce bytes have left; the
+  // sync ends with the last broadcast flow's arrival.
   Flows reduce, broadcast;
+  std::vector<int> reduce_src, reduce_dst, broadcast_src;
   for (int j = 0; j < n; ++j) {
     const double slice = p.owner_fraction[j] * bytes;
     if (slice <= 0) continue;
     for (int d = 0; d < n; ++d) {
       if (d == j) continue;
-      for (const Route& r : p.reduce[d * n + j]) reduce.push_back({&r.path, slice * r.fraction});
-      for (const Route& r : p.broadcast[j * n + d]) broadcast.push_back({&r.path, slice * r.fraction});
+      for (const Route& r : p.reduce[d * n + j]) {
+        reduce.push_back({&r.path, slice * r.fraction});
+        reduce_src.push_back(d), reduce_dst.push_back(j);
+      }
+      for (const Route& r : p.broadcast[j * n + d]) {
+        broadcast.push_back({&r.path, slice * r.fraction});
+        broadcast_src.push_back(j);
+      }
     }
   }
-  return step_seconds(b, reduce) + step_seconds(b, broadcast);
+  std::vector<double> ready(n, 0.0);
+  const auto rt = flow_times(b, reduce);
+  for (size_t f = 0; f < rt.size(); ++f) {
+    ready[reduce_dst[f]] = std::max(ready[reduce_dst[f]], rt[f].first + rt[f].second);
+    ready[reduce_src[f]] = std::max(ready[reduce_src[f]], rt[f].second);
+  }
+  double end = 0;
+  const auto bt = flow_times(b, broadcast);
+  for (size_t f = 0; f < bt.size(); ++f)
+    end = std::max(end, ready[broadcast_src[f]] + bt[f].first + bt[f].second);
+  return end;
 }
 
 double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const Paths& paths,
@@ -51,7 +83,20 @@ double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const P
   }
   Flows hops;
   for (int i = 0; i < n; ++i) hops.push_back({&paths[ring[i] * n + ring[(i + 1) % n]], bytes / n});
-  return 2.0 * (n - 1) * step_seconds(b, hops);
+  const auto ft = flow_times(b, hops);  // hop i: position i to i + 1
+  // Position i finishes a step when its own bytes have left and its predecessor's have arrived;
+  // it starts the next step then (the transport's Outbox: a sender does not wait for its bytes to
+  // arrive). Steps are therefore not in lockstep: on a ring with one slow hop the slow hop's
+  // latency is paid along the dependency chain, not by every position at every step.
+  std::vector<double> start(n, 0.0), done(n);
+  for (int k = 0; k < 2 * (n - 1); ++k) {
+    for (int i = 0; i < n; ++i) {
+      const int prev = (i + n - 1) % n;
+      done[i] = std::max(start[i] + ft[i].second, start[prev] + ft[prev].first + ft[prev].second);
+    }
+    start = done;
+  }
+  return *std::max_element(done.begin(), done.end());
 }
 
 }  // namespace strait

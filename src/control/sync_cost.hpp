@@ -3,9 +3,10 @@
 // communication step run concurrently and share each link's capacity; chunks are pipelined
 // along a path, so a relay adds its latency, not another transmission. A flow ends after its
 // path's latency plus the time its most loaded link needs for all the bytes crossing it (fair
-// sharing keeps a link busy until its last flow is through); a step ends with its last flow,
-// and steps that depend on each other add up. Seconds in scenario units (multiply by
-// network.time_scale for run time).
+// sharing keeps a link busy until its last flow is through); a step ends with its last flow.
+// A sender is done with a flow when its bytes have left (the transport's Outbox), so a DC goes
+// on to the next step of a sync when its own bytes have left and its inputs have arrived.
+// Seconds in scenario units (multiply by network.time_scale for run time).
 #pragma once
 #include <utility>
 #include <vector>
@@ -19,11 +20,14 @@ namespace strait {
 using Flows = std::vector<std::pair<const std::vector<int>*, double>>;
 double step_seconds(const LinkBeliefs& b, const Flows& flows);
 
-// An owner plan (strategy "owners"): the reduce step, then the broadcast step.
+// An owner plan (strategy "owners"): each owner broadcasts when its parts have arrived and its
+// own reduce bytes have left (the transport's Outbox), not when the whole reduce step is over.
 double owner_plan_seconds(const LinkBeliefs& b, const SyncPlan& p, double bytes);
 
 // The hierarchical ring over `order` (empty: 0, 1, ..., n−1), each hop on its path in `paths`:
-// 2(N−1) steps, each moving about S/N bytes on every hop at once.
+// 2(N−1) steps moving about S/N bytes on every hop; each position starts its next step when its
+// own bytes have left and its predecessor's have arrived (on a homogeneous ring: 2(N−1) × one
+// hop; with one slow hop, far less than 2(N−1) × the slow hop).
 double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const Paths& paths,
                     double bytes);
 

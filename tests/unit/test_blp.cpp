@@ -323,6 +323,22 @@ TEST(RingBest, FindsTheBestOrderOfEveryPermutation) {
   }
 }
 
+// The ring's time as the executor runs it (a position goes on when its own bytes have left and
+// its predecessor's have arrived): on 3 DCs with one 100 ms hop (0→1) and two 5 ms hops, by hand,
+// the four steps end at 2·100 + 2·5 ms + 4 transmissions — not 4 × (100 ms + one transmission) as
+// in lockstep (measured with the software shaper: 220 ms, and 408 before the transport's Outbox;
+// 220 under tc). Homogeneous: 2(N−1) × (latency + transmission), as before.
+TEST(RingSeconds, ASlowHopIsPaidAlongTheChainNotEveryStep) {
+  BlpGraph g = mesh(3, 1.0, 5);
+  g.latency_ms[0 * 3 + 1] = 100;
+  const double beta = secs(S / 3, 1.0);
+  const double t = ring_seconds(believed_links(view_of(g)), {}, direct(3).paths, S);
+  EXPECT_NEAR(t, 2 * 0.100 + 2 * 0.005 + 4 * beta, 1e-12);
+  EXPECT_LT(t, 4 * (0.100 + beta) * 0.6);
+  const double h = ring_seconds(believed_links(view_of(mesh(5, 1.0, 7))), {}, direct(5).paths, S);
+  EXPECT_NEAR(h, 2 * 4 * (0.007 + secs(S / 5, 1.0)), 1e-12);
+}
+
 TEST(RingBest, AvoidsTheSlowHopsOfTheIndexOrder) {
   // The index ring 0→1→2→3→0 runs over four narrow links; its reverse over wide ones.
   BlpGraph g = mesh(4, 1.0, 10);
