@@ -55,7 +55,7 @@ const Table<PathSelector> kPathSelectors = {
     {"mdp", make_mdp_path_selector,
      "Markov decision process over link congestion states, value iteration ([control.paths])"},
     {"oracle", make_oracle_path_selector,
-     "UPPER BOUND, not a method: the best path on the scenario's true link figures"},
+     "UPPER BOUND, not a method: the best path on the scenario's true link figures (under hierarchical, jointly over the ring's hops)"},
 };
 const Table<SyncPlanner> kSyncPlanners = {
     {"hierarchical", make_hierarchical_planner,
@@ -64,7 +64,7 @@ const Table<SyncPlanner> kSyncPlanners = {
      "parameter server at the DC with the lowest predicted time on the believed links "
      "(strategy owners)"},
     {"ring-best", make_ring_best_planner,
-     "hierarchical, in the ring order whose slowest hop is fastest on the believed links"},
+     "hierarchical, in the ring order of least predicted time on the believed links (docs/sync.md)"},
     {"blp", make_blp_planner,
      "owner plan from the BLP linear program (slices, multi-path flows, one-relay paths) on the "
      "believed links, latency-aware (strategy owners)"},

@@ -84,16 +84,33 @@ double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const P
   Flows hops;
   for (int i = 0; i < n; ++i) hops.push_back({&paths[ring[i] * n + ring[(i + 1) % n]], bytes / n});
   const auto ft = flow_times(b, hops);  // hop i: position i to i + 1
-  // Position i finishes a step when its own bytes have left and its predecessor's have arrived;
-  // it starts the next step then (the transport's Outbox: a sender does not wait for its bytes to
-  // arrive). Steps are therefore not in lockstep: on a ring with one slow hop the slow hop's
-  // latency is paid along the dependency chain, not by every position at every step.
+  // A relay forwards within its own step (every DC on a path runs the step's transfers), so it
+  // finishes the step only when the relayed bytes have reached it: per hop, each relay's ring
+  // position and the path's latency up to it.
+  std::vector<int> pos(n);
+  for (int i = 0; i < n; ++i) pos[ring[i]] = i;
+  std::vector<std::vector<std::pair<int, double>>> relays(n);
+  for (int i = 0; i < n; ++i) {
+    const std::vector<int>& p = *hops[i].first;
+    double lat = 0;
+    for (size_t h = 1; h + 1 < p.size(); ++h) {
+      lat += b.latency_ms[p[h - 1] * n + p[h]] / 1e3;
+      relays[i].push_back({pos[p[h]], lat});
+    }
+  }
+  // Position i finishes a step when its own bytes have left and its predecessor's have arrived
+  // (and what it relays has reached it); it starts the next step then (the transport's Outbox: a
+  // sender does not wait for its bytes to arrive). Steps are therefore not in lockstep: on a ring
+  // with one slow hop the slow hop's latency is paid along the dependency chain, not by every
+  // position at every step.
   std::vector<double> start(n, 0.0), done(n);
   for (int k = 0; k < 2 * (n - 1); ++k) {
     for (int i = 0; i < n; ++i) {
       const int prev = (i + n - 1) % n;
       done[i] = std::max(start[i] + ft[i].second, start[prev] + ft[prev].first + ft[prev].second);
     }
+    for (int i = 0; i < n; ++i)
+      for (const auto& [r, lat] : relays[i]) done[r] = std::max(done[r], start[i] + lat + ft[i].second);
     start = done;
   }
   return *std::max_element(done.begin(), done.end());

@@ -27,7 +27,8 @@ double owner_plan_seconds(const LinkBeliefs& b, const SyncPlan& p, double bytes)
 // The hierarchical ring over `order` (empty: 0, 1, ..., n−1), each hop on its path in `paths`:
 // 2(N−1) steps moving about S/N bytes on every hop; each position starts its next step when its
 // own bytes have left and its predecessor's have arrived (on a homogeneous ring: 2(N−1) × one
-// hop; with one slow hop, far less than 2(N−1) × the slow hop).
+// hop; with one slow hop, far less than 2(N−1) × the slow hop), and a relay when what it relays
+// has reached it (it forwards within its own step).
 double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const Paths& paths,
                     double bytes);
 

@@ -339,6 +339,21 @@ TEST(RingSeconds, ASlowHopIsPaidAlongTheChainNotEveryStep) {
   EXPECT_NEAR(h, 2 * 4 * (0.007 + secs(S / 5, 1.0)), 1e-12);
 }
 
+// A relay forwards within its own ring step, so it waits for the relayed bytes: on a ring of 4
+// DCs at 5 ms, hop 3→0 relayed through 2 with 3→2 at 100 ms ties DC 2's steps to DC 3's by
+// 100 ms and DC 3's to DC 2's by 5 ms (the ring hop 2→3), so the six steps take at least
+// 3 × (100 + 5) ms. A model that only lengthened the hop (3→2→0: 105 ms) says 2 × 105 + 4 × 5.
+TEST(RingSeconds, ARelayWaitsForWhatItRelays) {
+  BlpGraph g = mesh(4, 1.0, 5);
+  g.latency_ms[3 * 4 + 2] = 100;
+  PathDecision p = direct(4);
+  p.paths[3 * 4 + 0] = {3, 2, 0};
+  const double beta = secs(S / 4, 1.0);
+  const double t = ring_seconds(believed_links(view_of(g)), {}, p.paths, S);
+  EXPECT_GE(t, 3 * (0.100 + 0.005) + 6 * beta - 1e-12);
+  EXPECT_LT(t, 3 * (0.100 + 0.005) + 6 * 2 * beta + 0.020);
+}
+
 TEST(RingBest, AvoidsTheSlowHopsOfTheIndexOrder) {
   // The index ring 0→1→2→3→0 runs over four narrow links; its reverse over wide ones.
   BlpGraph g = mesh(4, 1.0, 10);
