@@ -1,6 +1,7 @@
 // transport.cpp — an event loop per execute(): post every receive up front, reserve each
 // outgoing chunk on its link when the previous chunk of the same flow has started (FIFO sharing,
-// see shaper.hpp), hand it to MPI at its delivery time, forward relayed chunks as they arrive.
+// see shaper.hpp), hand it to MPI at its delivery time (through an Outbox), forward relayed
+// chunks as they arrive.
 // Measured at the wire, per hop of every transfer: the sender stamps when its first byte goes
 // onto the link (the software shaper's transmission start, or the first MPI send under tc) in an
 // 8-byte header that travels with the flow; the receiver, when the last byte has arrived, has
@@ -103,8 +104,7 @@ struct OutFlow {
   double prev_start = -1e300;                    // start of the last reserved chunk
   double prev_end = -1e300;                      // end of its transmission
   double first_byte = 0;                         // chunk 0 onto the link (rank 0's clock)
-  double last_deliver = -1e300;                  // outbox: the last chunk's delivery time
-  std::vector<double> deliver;                   // per reserved chunk
+  double last_deliver = -1e300;                  // the last chunk's delivery time (shaped)
   size_t sent = 0;
   MPI_Request header = MPI_REQUEST_NULL;         // carries first_byte to the next DC
 };
@@ -237,6 +237,13 @@ double Transport::pump(Outbox& o) {
     }
   }
   o.items_.resize(keep);
+  // Let MPI progress what was handed over: a chunk above the eager limit moves only while its
+  // sender calls into MPI (without this a pure sender's chunks arrived in bursts).
+  if (!o.reqs_.empty()) {
+    int flag = 0;
+    MPI_CHECK(MPI_Testall(static_cast<int>(o.reqs_.size()), o.reqs_.data(), &flag, MPI_STATUSES_IGNORE));
+    if (flag) o.reqs_.clear(), o.sent_.clear();
+  }
   return next;
 }
 
@@ -244,11 +251,6 @@ void Transport::drain(Outbox& o) {
   for (;;) {
     const double next = pump(o);
     if (o.items_.empty()) break;
-    if (!o.reqs_.empty()) {  // let MPI progress the ones already handed over
-      int flag = 0;
-      MPI_CHECK(MPI_Testall(static_cast<int>(o.reqs_.size()), o.reqs_.data(), &flag, MPI_STATUSES_IGNORE));
-      if (flag) o.reqs_.clear(), o.sent_.clear();
-    }
     sleep_until_run_time(*this, std::min(next, now() + 1e-3));
   }
   MPI_CHECK(MPI_Waitall(static_cast<int>(o.reqs_.size()), o.reqs_.data(), MPI_STATUSES_IGNORE));
@@ -258,7 +260,11 @@ void Transport::drain(Outbox& o) {
 
 void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>& xs,
                         int tag_base, bool control, Outbox* outbox) {
-  if (!shaped_) outbox = nullptr;  // chunks go at once; MPI and the kernel carry them
+  // With the software shaper every chunk leaves through an outbox and is handed to MPI at its
+  // delivery time: the caller's (a collective's phases overlap), or this call's own, drained
+  // before it returns. Without it (tc) chunks go to MPI at once and the kernel carries them.
+  Outbox own;
+  Outbox* box = shaped_ ? (outbox ? outbox : &own) : nullptr;
   // Tags only tell apart the transfers of one call (a channel's calls follow each other on every
   // gateway, and MPI does not let one sender's messages overtake each other).
   STRAIT_CHECK(tag_base >= 0 && tag_base < kMaxTagBases && xs.size() <= kMaxTransfers,
@@ -414,33 +420,27 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           if (f.reserved == 0) f.first_byte = t0_ + r.start + clock_offset_s_;
           f.prev_start = r.start;
           f.prev_end = r.end;
-          if (outbox) {
-            // The chunk leaves with its reservation: a copy goes to the outbox, to be delivered
-            // at its time (never before an earlier chunk of the flow: jitter must not reorder).
-            const double at = std::max(r.deliver, f.last_deliver);
-            f.last_deliver = at;
-            if (f.reserved == 0) {
-              Outbox::Item h{at, channel, f.next_dc, f.tag + kMaxTransfers, MPI_DOUBLE,
-                             std::vector<char>(sizeof(double))};
-              std::memcpy(h.data.data(), &f.first_byte, sizeof(double));
-              outbox->items_.push_back(std::move(h));
-            }
-            const char* from = f.data + f.reserved * f.chunk;
-            outbox->items_.push_back(Outbox::Item{at, channel, f.next_dc, f.tag, MPI_BYTE,
-                                                  std::vector<char>(from, from + static_cast<size_t>(len))});
-          } else {
-            f.deliver.push_back(r.deliver);
+          // The chunk leaves with its reservation: a copy goes to the outbox, to be delivered at
+          // its time (never before an earlier chunk of the flow: jitter must not reorder).
+          const double at = std::max(r.deliver, f.last_deliver);
+          f.last_deliver = at;
+          if (f.reserved == 0) {
+            Outbox::Item h{at, channel, f.next_dc, f.tag + kMaxTransfers, MPI_DOUBLE,
+                           std::vector<char>(sizeof(double))};
+            std::memcpy(h.data.data(), &f.first_byte, sizeof(double));
+            box->items_.push_back(std::move(h));
           }
-        } else {
-          f.deliver.push_back(t);
+          const char* from = f.data + f.reserved * f.chunk;
+          box->items_.push_back(Outbox::Item{at, channel, f.next_dc, f.tag, MPI_BYTE,
+                                             std::vector<char>(from, from + static_cast<size_t>(len))});
+          ++f.sent;  // handed to the outbox
         }
         ++f.reserved;
-        if (outbox) f.sent = f.reserved;  // handed to the outbox
       }
-      // Hand chunks to MPI at their delivery time; the header goes with the first.
-      while (f.sent < f.reserved && f.deliver[f.sent] <= now()) {
+      // Unshaped: hand the chunks to MPI at once; the header goes with the first.
+      while (f.sent < f.reserved) {
         if (f.sent == 0) {
-          if (!shaped_) f.first_byte = rank0_time();
+          f.first_byte = rank0_time();
           MPI_CHECK(MPI_Isend(&f.first_byte, 1, MPI_DOUBLE, f.next_dc, f.tag + kMaxTransfers,
                               channel, &f.header));
         }
@@ -451,14 +451,13 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         ++f.sent;
       }
       if (f.sent < f.nchunks) all_done = false;
-      if (outbox && f.sent == f.nchunks && f.prev_end > now()) {  // the last chunk is still leaving
+      if (box && f.sent == f.nchunks && f.prev_end > now()) {  // the last chunk is still leaving
         all_done = false;
         next_event = std::min(next_event, f.prev_end);
       }
-      if (f.sent < f.reserved) next_event = std::min(next_event, f.deliver[f.sent]);
       if (f.arrivals && f.reserved < f.nchunks) next_event = std::min(next_event, now() + 1e-4);
     }
-    if (outbox) next_event = std::min(next_event, pump(*outbox));
+    if (box) next_event = std::min(next_event, pump(*box));
     if (all_done) break;
     // Let MPI progress (rendezvous of earlier sends, relayed receives) while we wait.
     if (!sends.empty()) {
@@ -468,6 +467,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     }
     if (next_event < 1e299) sleep_until_run_time(*this, std::min(next_event, now() + 1e-3));
   }
+  if (box == &own) drain(own);
   for (auto& f : flows) sends.push_back(f.header);
   MPI_CHECK(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
   std::lock_guard<std::mutex> lock(mu_);
