@@ -186,6 +186,7 @@ int main(int argc, char** argv) {
     }
     std::fclose(f);
   }
+  tr.flush();
   MPI_Comm_free(&ch1);
   MPI_Comm_free(&ch2);
   MPI_Finalize();

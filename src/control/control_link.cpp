@@ -88,6 +88,7 @@ ControlLink::~ControlLink() {
   }
   int fin = 0;
   MPI_Finalized(&fin);
+  if (!fin) tr_.flush();  // the last replies may still wait for their delivery time on gw_
   if (!fin && dc_ != MPI_COMM_NULL) MPI_Comm_free(&dc_);
   if (!fin && gw_ != MPI_COMM_NULL) MPI_Comm_free(&gw_);
 }

@@ -10,7 +10,7 @@ namespace {
 
 // Per flow of one step: its path's latency and how long its most loaded link needs for all the
 // bytes crossing it (seconds); the flow arrives after their sum, and its sender is done after
-// the second alone (its bytes have left: the transport's Outbox).
+// the second alone (its bytes have left: the transport's courier).
 std::vector<std::pair<double, double>> flow_times(const LinkBeliefs& b, const Flows& flows) {
   const int n = b.n;
   std::vector<double> load(static_cast<size_t>(n) * n, 0.0);
@@ -99,7 +99,7 @@ double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const P
     }
   }
   // Position i finishes a step when its own bytes have left and its predecessor's have arrived
-  // (and what it relays has reached it); it starts the next step then (the transport's Outbox: a
+  // (and what it relays has reached it); it starts the next step then (the transport's courier: a
   // sender does not wait for its bytes to arrive). Steps are therefore not in lockstep: on a ring
   // with one slow hop the slow hop's latency is paid along the dependency chain, not by every
   // position at every step.

@@ -4,7 +4,7 @@
 // along a path, so a relay adds its latency, not another transmission. A flow ends after its
 // path's latency plus the time its most loaded link needs for all the bytes crossing it (fair
 // sharing keeps a link busy until its last flow is through); a step ends with its last flow.
-// A sender is done with a flow when its bytes have left (the transport's Outbox), so a DC goes
+// A sender is done with a flow when its bytes have left (the transport's courier), so a DC goes
 // on to the next step of a sync when its own bytes have left and its inputs have arrived.
 // Seconds in scenario units (multiply by network.time_scale for run time).
 #pragma once
@@ -21,7 +21,7 @@ using Flows = std::vector<std::pair<const std::vector<int>*, double>>;
 double step_seconds(const LinkBeliefs& b, const Flows& flows);
 
 // An owner plan (strategy "owners"): each owner broadcasts when its parts have arrived and its
-// own reduce bytes have left (the transport's Outbox), not when the whole reduce step is over.
+// own reduce bytes have left (the transport's courier), not when the whole reduce step is over.
 double owner_plan_seconds(const LinkBeliefs& b, const SyncPlan& p, double bytes);
 
 // The hierarchical ring over `order` (empty: 0, 1, ..., n−1), each hop on its path in `paths`:

@@ -1,7 +1,7 @@
 // transport.cpp — an event loop per execute(): post every receive up front, reserve each
 // outgoing chunk on its link when the previous chunk of the same flow has started (FIFO sharing,
-// see shaper.hpp), hand it to MPI at its delivery time (through an Outbox), forward relayed
-// chunks as they arrive.
+// see shaper.hpp), post a copy to the courier, which hands it to MPI at its delivery time
+// (courier.hpp), forward relayed chunks as they arrive.
 // Measured at the wire, per hop of every transfer: the sender stamps when its first byte goes
 // onto the link (the software shaper's transmission start, or the first MPI send under tc) in an
 // 8-byte header that travels with the flow; the receiver, when the last byte has arrived, has
@@ -140,6 +140,11 @@ Transport::Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario
     const size_t fit = (eager > kEagerHeaderBytes ? eager : kDefaultEagerBytes) - kEagerHeaderBytes;
     chunk_ = std::min(chunk_, fit);
   }
+  if (shaped_) {
+    int level = MPI_THREAD_SINGLE;
+    MPI_CHECK(MPI_Query_thread(&level));
+    courier_ = std::make_unique<Courier>(t0_, level >= MPI_THREAD_MULTIPLE);
+  }
   int* ub = nullptr;
   int flag = 0;
   MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
@@ -216,55 +221,15 @@ void Transport::check_path(const std::vector<int>& p, int s, int d) const {
   }
 }
 
-double Transport::pump(Outbox& o) {
-  const double t = now();
-  double next = 1e300;
-  size_t keep = 0;
-  for (size_t i = 0; i < o.items_.size(); ++i) {
-    Outbox::Item& it = o.items_[i];
-    if (it.deliver <= t) {
-      int size = 1;
-      MPI_Type_size(it.type, &size);
-      MPI_Request r;
-      MPI_CHECK(MPI_Isend(it.data.data(), static_cast<int>(it.data.size() / size), it.type, it.dst,
-                          it.tag, it.channel, &r));
-      o.reqs_.push_back(r);
-      o.sent_.push_back(std::move(it.data));  // MPI may read it until the request completes
-    } else {
-      next = std::min(next, it.deliver);
-      if (keep != i) o.items_[keep] = std::move(it);
-      ++keep;
-    }
-  }
-  o.items_.resize(keep);
-  // Let MPI progress what was handed over: a chunk above the eager limit moves only while its
-  // sender calls into MPI (without this a pure sender's chunks arrived in bursts).
-  if (!o.reqs_.empty()) {
-    int flag = 0;
-    MPI_CHECK(MPI_Testall(static_cast<int>(o.reqs_.size()), o.reqs_.data(), &flag, MPI_STATUSES_IGNORE));
-    if (flag) o.reqs_.clear(), o.sent_.clear();
-  }
-  return next;
-}
-
-void Transport::drain(Outbox& o) {
-  for (;;) {
-    const double next = pump(o);
-    if (o.items_.empty()) break;
-    sleep_until_run_time(*this, std::min(next, now() + 1e-3));
-  }
-  MPI_CHECK(MPI_Waitall(static_cast<int>(o.reqs_.size()), o.reqs_.data(), MPI_STATUSES_IGNORE));
-  o.reqs_.clear();
-  o.sent_.clear();
+void Transport::flush() {
+  if (courier_) courier_->flush();
 }
 
 void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>& xs,
-                        int tag_base, bool control, Outbox* outbox) {
-  // With the software shaper every chunk leaves through an outbox and is handed to MPI at its
-  // delivery time: the caller's (a collective's phases overlap), or this call's own, drained
-  // before it returns. Without it (tc) chunks go to MPI at once and the kernel carries them.
-  Outbox own;
-  Outbox* box = shaped_ ? (outbox ? outbox : &own) : nullptr;
+                        int tag_base, bool control) {
+  // With the software shaper every chunk is posted to the courier, which hands it to MPI at its
+  // delivery time. Without it (tc) chunks go to MPI at once and the kernel carries them.
+  Courier* box = courier_.get();
   // Tags only tell apart the transfers of one call (a channel's calls follow each other on every
   // gateway, and MPI does not let one sender's messages overtake each other).
   STRAIT_CHECK(tag_base >= 0 && tag_base < kMaxTagBases && xs.size() <= kMaxTransfers,
@@ -420,20 +385,20 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           if (f.reserved == 0) f.first_byte = t0_ + r.start + clock_offset_s_;
           f.prev_start = r.start;
           f.prev_end = r.end;
-          // The chunk leaves with its reservation: a copy goes to the outbox, to be delivered at
+          // The chunk leaves with its reservation: a copy goes to the courier, to be delivered at
           // its time (never before an earlier chunk of the flow: jitter must not reorder).
           const double at = std::max(r.deliver, f.last_deliver);
           f.last_deliver = at;
           if (f.reserved == 0) {
-            Outbox::Item h{at, channel, f.next_dc, f.tag + kMaxTransfers, MPI_DOUBLE,
-                           std::vector<char>(sizeof(double))};
+            Courier::Item h{at, channel, f.next_dc, f.tag + kMaxTransfers, MPI_DOUBLE,
+                            std::vector<char>(sizeof(double))};
             std::memcpy(h.data.data(), &f.first_byte, sizeof(double));
-            box->items_.push_back(std::move(h));
+            box->post(std::move(h));
           }
           const char* from = f.data + f.reserved * f.chunk;
-          box->items_.push_back(Outbox::Item{at, channel, f.next_dc, f.tag, MPI_BYTE,
-                                             std::vector<char>(from, from + static_cast<size_t>(len))});
-          ++f.sent;  // handed to the outbox
+          box->post(Courier::Item{at, channel, f.next_dc, f.tag, MPI_BYTE,
+                                  std::vector<char>(from, from + static_cast<size_t>(len))});
+          ++f.sent;  // handed to the courier
         }
         ++f.reserved;
       }
@@ -457,7 +422,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       }
       if (f.arrivals && f.reserved < f.nchunks) next_event = std::min(next_event, now() + 1e-4);
     }
-    if (box) next_event = std::min(next_event, pump(*box));
+    if (box && !box->threaded()) next_event = std::min(next_event, box->pump());
     if (all_done) break;
     // Let MPI progress (rendezvous of earlier sends, relayed receives) while we wait.
     if (!sends.empty()) {
@@ -467,7 +432,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     }
     if (next_event < 1e299) sleep_until_run_time(*this, std::min(next_event, now() + 1e-3));
   }
-  if (box == &own) drain(own);
+  if (box && !box->threaded()) box->flush();
   for (auto& f : flows) sends.push_back(f.header);
   MPI_CHECK(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
   std::lock_guard<std::mutex> lock(mu_);
@@ -487,7 +452,7 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
                          void* rbuf, size_t rbytes, int src, int tag_base,
                          const std::vector<std::pair<int, int>>& all_pairs,
                          const std::vector<size_t>& all_bytes, const Paths& paths,
-                         const Routes* routes, Outbox* outbox) {
+                         const Routes* routes) {
   std::vector<Transfer> xs;
   for (size_t i = 0; i < all_pairs.size(); ++i) {
     const auto [a, b] = all_pairs[i];
@@ -509,7 +474,7 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
       xs.push_back(std::move(x));
     }
   }
-  execute(channel, self, xs, tag_base, false, outbox);
+  execute(channel, self, xs, tag_base, false);
 }
 
 std::pair<size_t, size_t> route_part(const std::vector<Route>& routes, size_t r, size_t len) {

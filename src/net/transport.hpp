@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "net/courier.hpp"
 #include "net/shaper.hpp"
 #include "scenario/scenario.hpp"
 
@@ -72,36 +73,6 @@ std::pair<size_t, size_t> route_part(const std::vector<Route>& routes, size_t r,
 // Every pair direct.
 Paths direct_paths(int num_dcs);
 
-// Chunks that have left a gateway (their transmission on the link has ended) and not yet arrived
-// (the link's latency): the software shaper hands each to MPI at its delivery time. With an
-// Outbox a collective's phases overlap as on a real network: a gateway whose bytes are in flight
-// goes on to its next phase, as a TCP sender does once its bytes are on the wire. Without one,
-// execute() returns only when its last chunk has been delivered, and a ring phase costs every
-// gateway the latency of its outgoing hop as well as of its incoming one: on a 3-DC ring with one
-// 100 ms hop (the others 5 ms) a sync took 408 ms against 220 ms under tc. One caller owns it (not
-// shared between threads) over the execute() calls of one collective; Transport::drain() empties
-// it before the collective returns. Under tc (shaper "none") chunks go at once and it stays empty.
-class Outbox {
- public:
-  Outbox() = default;
-  Outbox(const Outbox&) = delete;
-  Outbox& operator=(const Outbox&) = delete;
-  bool empty() const { return items_.empty() && reqs_.empty(); }
-
- private:
-  friend class Transport;
-  struct Item {
-    double deliver = 0;  // run time (Transport::now)
-    MPI_Comm channel = MPI_COMM_NULL;
-    int dst = 0, tag = 0;
-    MPI_Datatype type = MPI_BYTE;  // MPI_DOUBLE for a flow's timestamp header
-    std::vector<char> data;        // a copy: the sender's buffer moves on with the collective
-  };
-  std::vector<Item> items_;               // in the order they go (a flow's deliveries never decrease)
-  std::vector<MPI_Request> reqs_;         // handed to MPI, not yet known complete
-  std::vector<std::vector<char>> sent_;   // their buffers, kept until they are
-};
-
 class Transport {
  public:
   // t0: the run's start (MPI_Wtime seconds); link schedules are functions of time since then.
@@ -121,13 +92,15 @@ class Transport {
 
   // Runs this DC's roles in `xs` (identical list on every DC in any path; at most kMaxTransfers).
   // tag_base < kMaxTagBases. `control`: the controller's own traffic (counted apart as well).
-  // `outbox` (software shaper): return once this DC's receives are complete and its chunks
-  // have left, leaving their deliveries in the outbox (see Outbox); later calls with the same
-  // outbox deliver them on time too. Without one, return when everything is delivered.
+  // Returns once this DC's receives are complete and its chunks have left (their transmission on
+  // the link has ended); with the software shaper the courier delivers them at their time (see
+  // net/courier.hpp), so a gateway goes on as a TCP sender does. Without MPI_THREAD_MULTIPLE it
+  // returns only once they are delivered.
   void execute(MPI_Comm channel, int self_dc, const std::vector<Transfer>& xs, int tag_base,
-               bool control = false, Outbox* outbox = nullptr);
-  // Delivers what is left in the outbox, each chunk at its time, and waits for MPI to finish.
-  void drain(Outbox& outbox);
+               bool control = false);
+  // Returns once every chunk this rank has sent is delivered and MPI is done with it. Call it
+  // before freeing a channel (a chunk may still be waiting for its delivery time).
+  void flush();
 
   // One ring step: send to dst_dc and receive from src_dc, each over its path in `paths`.
   // Every gateway calls it with the same (paths, tag_base); `all_pairs` lists every (from, to)
@@ -137,7 +110,7 @@ class Transport {
                 void* rbuf, size_t rbytes, int src_dc, int tag_base,
                 const std::vector<std::pair<int, int>>& all_pairs,
                 const std::vector<size_t>& all_bytes, const Paths& paths,
-                const Routes* routes = nullptr, Outbox* outbox = nullptr);
+                const Routes* routes = nullptr);
   // Throws std::invalid_argument unless paths has one path per ordered pair, each running from
   // its source to its destination over links that exist, without repeating a DC.
   void check_paths(const Paths& paths) const;
@@ -177,8 +150,7 @@ class Transport {
   std::vector<std::unique_ptr<Link>> links_;        // per ordered pair (null on the diagonal)
   double clock_offset_s_ = 0;                       // rank-0 time = MPI_Wtime() + offset
   double rank0_time() const { return MPI_Wtime() + clock_offset_s_; }
-  // Hands every item of the outbox that is due to MPI; the earliest delivery left (1e300: none).
-  double pump(Outbox& o);
+  std::unique_ptr<Courier> courier_;  // software shaper: delivers chunks at their time
   // Counters and the wire intervals of completed flows, per link; execute() may run on several
   // threads at once (an overlapped sync, the controller's traffic).
   std::mutex mu_;

@@ -123,14 +123,13 @@ void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Tr
   for (int i = 0; i < N; ++i) pairs.emplace_back(at(i), at(i + 1));
   std::vector<size_t> bytes(N);
   // A gateway goes on to its next step as soon as its own bytes have left and its input has
-  // arrived, not when its output has arrived (net/transport.hpp, Outbox).
-  Outbox outbox;
+  // arrived, not when its output has arrived (the transport's courier delivers it).
   // Reduce-scatter: after N−1 steps position r holds the full sum of chunk (r+1) mod N.
   for (int k = 0; k < N - 1; ++k) {
     const int sc = ((r - k) % N + N) % N, rc = ((r - k - 1) % N + N) % N;
     for (int i = 0; i < N; ++i) bytes[i] = len(((i - k) % N + N) % N) * sizeof(float);
     tr.exchange(ch.gateways, t.dc, buf + lo(sc), len(sc) * sizeof(float), next, ch.ring.data(),
-                len(rc) * sizeof(float), prev, 2 * k, pairs, bytes, paths, routes, &outbox);
+                len(rc) * sizeof(float), prev, 2 * k, pairs, bytes, paths, routes);
     float* dst = buf + lo(rc);
     for (size_t i = 0; i < len(rc); ++i) dst[i] += ch.ring[i];
   }
@@ -139,9 +138,8 @@ void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Tr
     const int sc = ((r + 1 - k) % N + N) % N, rc = ((r - k) % N + N) % N;
     for (int i = 0; i < N; ++i) bytes[i] = len(((i + 1 - k) % N + N) % N) * sizeof(float);
     tr.exchange(ch.gateways, t.dc, buf + lo(sc), len(sc) * sizeof(float), next, buf + lo(rc),
-                len(rc) * sizeof(float), prev, 2 * k + 1, pairs, bytes, paths, routes, &outbox);
+                len(rc) * sizeof(float), prev, 2 * k + 1, pairs, bytes, paths, routes);
   }
-  tr.drain(outbox);
 }
 
 }  // namespace strait

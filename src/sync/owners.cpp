@@ -48,9 +48,8 @@ void owner_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, T
     }
   }
   // An owner broadcasts once its parts have arrived, whether or not its own reduce sends have
-  // (net/transport.hpp, Outbox).
-  Outbox outbox;
-  tr.execute(ch.gateways, self, reduce, 0, false, &outbox);
+  // (the transport's courier delivers them).
+  tr.execute(ch.gateways, self, reduce, 0, false);
   if (own_len > 0) {
     // My own part goes in its region too, so the sum runs over DCs in index order.
     std::copy_n(buf + own_lo, own_len, ch.owned.data() + static_cast<size_t>(self) * own_len);
@@ -61,8 +60,7 @@ void owner_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, T
       for (size_t i = 0; i < own_len; ++i) acc[i] += part[i];
     }
   }
-  tr.execute(ch.gateways, self, broadcast, 1, false, &outbox);
-  tr.drain(outbox);
+  tr.execute(ch.gateways, self, broadcast, 1, false);
 }
 
 void OwnersSync::sync(ParamSet<float>& ps, SyncChannel& ch, const SyncInput& in, Transport& tr) {
