@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""balance_table.py LIST CSV MD — the tables of make bench-balance (scripts/bench-balance.sh).
+"""balance_table.py LIST CSV MD [BOUND_CSV] — the tables of make bench-balance (scripts/bench-balance.sh).
 
 LIST has one line per run: "scenario forecaster balancer repeat trace.h5 [load]" (load: the
 machine's 1-minute load average when the run ended, ours included). From each trace:
@@ -16,6 +16,10 @@ machine's 1-minute load average when the run ended, ours included). From each tr
                 start-up probe that measures the cost is included) and its share of the run.
 The Markdown table gives medians over the repeats, the spread of tokens/s (min-max), the
 speed-up over `static` and the fraction of the `oracle` balancer (an UPPER BOUND) per scenario.
+BOUND_CSV (bench/balance_bound.cpp, one row per scenario) adds a second table: on the device
+clock and the scenario's true speeds, what the oracle's plans reach when they come d steps late
+(the reaction bound of any balancer that cannot foresee a change), beside the runs' own
+device-clock fraction of the oracle.
 """
 import csv
 import json
@@ -27,6 +31,7 @@ import h5py
 import numpy as np
 
 list_file, csv_out, md_out = sys.argv[1:4]
+bound_csv = sys.argv[4] if len(sys.argv) > 4 else None
 rows = []
 for line in open(list_file):
     scenario, forecaster, balancer, rep, trace, *rest = line.split()
@@ -116,4 +121,35 @@ for s in scenarios:
             + f"{med('device_tokens_per_s', g):.0f} | "
             + (f"{med('device_tokens_per_s', g) / dbase:.2f}x" if dbase else "-") + " | "
             + (f"{med('device_tokens_per_s', g) / dbest:.0%}" if dbest else "-") + " |")
+if bound_csv:
+    bounds = {r["scenario"].removeprefix("balance-"): r for r in csv.DictReader(open(bound_csv))}
+    out += [
+        "",
+        "## What reacting can reach (`balance_bound`, device clock, no noise)",
+        "",
+        "Per scenario, the compute time of the whole run on the emulated devices' clock with the "
+        "scenario's true speeds (no sync, no re-split cost), as a fraction of the oracle's "
+        "throughput: `static` keeps the configured plan; `late d` takes at every step the "
+        "oracle's plan for the speeds of d steps before (it knows every speed the moment a step "
+        "ends, re-plans for free, and cannot foresee a change). With `control.lag = 2` a decision "
+        "applies 2 steps after the step it heard, so `late 2` bounds any balancer whose "
+        "forecaster cannot predict a jump, and `late 3` one that also confirms a change once "
+        "(`confirm = 2`). Beside it, the runs' own device-clock fraction of the oracle (above).",
+        "",
+        "| scenario | static | late 1 | late 2 | late 3 | late 4 | gmc + proportional (runs) | "
+        "last-value + proportional (runs) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in scenarios:
+        b = bounds.get(s)
+        if not b:
+            continue
+        oracle = [g for k, g in groups.items() if k[0] == s and k[2] == "oracle"]
+        dbest = med("device_tokens_per_s", oracle[0]) if oracle else None
+        def runs(fc):
+            g = groups.get((s, fc, "proportional"))
+            return f"{med('device_tokens_per_s', g) / dbest:.0%}" if g and dbest else "-"
+        out.append(f"| {s} | " + " | ".join(f"{float(b[k]):.0%}" for k in (
+            "static_of_oracle", "late1_of_oracle", "late2_of_oracle", "late3_of_oracle",
+            "late4_of_oracle")) + f" | {runs('gmc')} | {runs('last-value')} |")
 open(md_out, "w").write("\n".join(out) + "\n")

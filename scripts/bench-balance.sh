@@ -40,6 +40,9 @@ for rep in $(seq 1 "$repeats"); do
     done
   done
 done
+# The reaction bound (bench/balance_bound.cpp): milliseconds, no MPI.
+"$build/balance_bound" --header > results/bench/balance-bound.csv
+for s in $scenarios; do "$build/balance_bound" "configs/balance/$s.toml" >> results/bench/balance-bound.csv; done
 BENCH_REPEATS=$repeats /usr/bin/python3 scripts/balance_table.py "$list" results/bench/balance.csv \
-  results/bench/balance.md
+  results/bench/balance.md results/bench/balance-bound.csv
 cat results/bench/balance.md

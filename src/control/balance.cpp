@@ -80,12 +80,6 @@ std::string splits_json(const std::vector<std::vector<double>>& s) {
 
 // Every rank's FLOPs per step at its configured shard and batch: what a load at the reference
 // work was measured on.
-std::vector<double> reference_flops(const World& w) {
-  std::vector<std::vector<double>> splits;
-  for (const DatacenterConfig& dc : w.cfg->datacenters) splits.push_back(dc.split);
-  return rank_flops(w, splits, w.cfg->train.batch_shares);
-}
-
 // Every rank's FLOPs per sequence under these splits.
 std::vector<double> flops_of(const ModelConfig& m, const World& w,
                              const std::vector<std::vector<double>>& splits) {
@@ -115,32 +109,6 @@ double compute_ms(const World& w, const std::vector<double>& loads,
   return t;
 }
 
-// The plan whole heads and sequences allow for these loads: each DC's heads by balance_heads,
-// the sequences by balance_sequences.
-struct Tuned {
-  std::vector<std::vector<double>> splits;
-  std::vector<int> seqs;
-};
-Tuned tune(const World& w, const std::vector<double>& loads, const std::vector<double>& ref_flops) {
-  const ModelConfig& m = w.cfg->model;
-  Tuned t;
-  for (int d = 0; d < w.num_dcs; ++d) {
-    std::vector<double> k;
-    for (int i = 0; i < w.dc_ranks[d]; ++i) {
-      const int r = w.dc_first_rank[d] + i;
-      k.push_back(loads[r] / ref_flops[r]);
-    }
-    std::vector<double> split;
-    for (int x : balance_heads(m, k)) split.push_back(static_cast<double>(x) / m.heads);
-    t.splits.push_back(split);
-  }
-  const std::vector<double> f = flops_of(m, w, t.splits);
-  std::vector<double> ps;
-  for (int d = 0; d < w.num_dcs; ++d) ps.push_back(dc_per_seq(w, loads, ref_flops, f, d));
-  t.seqs = balance_sequences(ps, w.global_batch);
-  return t;
-}
-
 // Every rank's mean load at its reference work over the `window` completed steps before h[to].
 // The mean, not the median: on a stationary two-valued load (each step 1.0 or 0.7 at even odds)
 // a median of 20 steps is either value by chance, and acting on it chases the noise the gate is
@@ -167,12 +135,41 @@ struct Candidate {
 
 }  // namespace
 
+std::vector<double> reference_flops(const World& w) {
+  std::vector<std::vector<double>> splits;
+  for (const DatacenterConfig& dc : w.cfg->datacenters) splits.push_back(dc.split);
+  return rank_flops(w, splits, w.cfg->train.batch_shares);
+}
+
+TunedPlan tune_plan(const World& w, const std::vector<double>& loads) {
+  const ModelConfig& m = w.cfg->model;
+  const std::vector<double> ref_flops = reference_flops(w);
+  TunedPlan t;
+  for (int d = 0; d < w.num_dcs; ++d) {
+    std::vector<double> k;
+    for (int i = 0; i < w.dc_ranks[d]; ++i) {
+      const int r = w.dc_first_rank[d] + i;
+      k.push_back(loads[r] / ref_flops[r]);
+    }
+    std::vector<double> split;
+    for (int x : balance_heads(m, k)) split.push_back(static_cast<double>(x) / m.heads);
+    t.splits.push_back(split);
+  }
+  const std::vector<double> f = flops_of(m, w, t.splits);
+  std::vector<double> ps;
+  for (int d = 0; d < w.num_dcs; ++d) ps.push_back(dc_per_seq(w, loads, ref_flops, f, d));
+  t.seqs = balance_sequences(ps, w.global_batch);
+  return t;
+}
+
+double plan_compute_ms(const World& w, const std::vector<double>& loads, const TunedPlan& p) {
+  return compute_ms(w, loads, reference_flops(w), flops_of(w.cfg->model, w, p.splits), p.seqs);
+}
+
 void BalanceRule::score(const ControllerView& v) {
   const auto& h = v.history();
   if (h.empty()) return;
   const World& w = v.world();
-  const ModelConfig& m = w.cfg->model;
-  const std::vector<double> ref_flops = reference_flops(w);
   const size_t window = static_cast<size_t>(cfg_.noise_window);
   for (auto it = predicted_.begin(); it != predicted_.end() && it->first <= h.back().step;) {
     // The step predicted, and the loads of the steps before it (at most a window of them).
@@ -185,9 +182,8 @@ void BalanceRule::score(const ControllerView& v) {
       const std::vector<double> recent = recent_mean(h, at, cfg_.noise_window, w.world_size);
       // On the loads that came: the plan the prediction asked for against the plan the recent
       // mean asks for.
-      const Tuned p = tune(w, it->second, ref_flops), q = tune(w, recent, ref_flops);
-      const double by_mean = compute_ms(w, actual, ref_flops, flops_of(m, w, q.splits), q.seqs);
-      const double by_pred = compute_ms(w, actual, ref_flops, flops_of(m, w, p.splits), p.seqs);
+      const double by_mean = plan_compute_ms(w, actual, tune_plan(w, recent));
+      const double by_pred = plan_compute_ms(w, actual, tune_plan(w, it->second));
       if (by_mean > 0) backtest_.push_back((by_mean - by_pred) / by_mean);
       while (backtest_.size() > window) backtest_.pop_front();
     }
@@ -323,7 +319,7 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   auto choose = [&](const std::vector<double>& loads) {
     Choice ch;
     ch.dc_gain.assign(n, 0.0);
-    const Tuned t = tune(w, loads, ref_flops);
+    const TunedPlan t = tune_plan(w, loads);
     std::vector<std::vector<double>> best_splits = cur.splits;
     for (int d = 0; d < n; ++d) {
       const std::vector<ShardSpec> now = shard_specs(m, cur.splits[d]);

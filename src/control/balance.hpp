@@ -48,6 +48,21 @@ std::vector<int> balance_heads(const ModelConfig& m, const std::vector<double>& 
 // same greedy. Needs 1 <= DCs <= B and all ms_per_seq > 0.
 std::vector<int> balance_sequences(const std::vector<double>& ms_per_seq, int B);
 
+// Every rank's FLOPs per step under the configured splits and batch shares (its reference work).
+std::vector<double> reference_flops(const World& w);
+
+// The plan whole heads and sequences allow for these loads (per world rank, ms per step at its
+// reference work): each DC's heads by balance_heads, then the sequences by balance_sequences.
+// Also what bench/balance_bound.cpp replays on a scenario's true speeds.
+struct TunedPlan {
+  std::vector<std::vector<double>> splits;  // per DC, fractions of the heads
+  std::vector<int> seqs;                    // per DC
+};
+TunedPlan tune_plan(const World& w, const std::vector<double>& loads);
+// The compute time of a plan on these loads: the slowest DC's sequences × its slowest rank's time
+// per sequence (no sync, no re-split cost).
+double plan_compute_ms(const World& w, const std::vector<double>& loads, const TunedPlan& p);
+
 // The rule, with its memory of past predictions (how the plans they asked for would have done).
 class BalanceRule {
  public:

@@ -99,7 +99,7 @@ class Run {
 
   // ---- rank 0, on the control link's thread (run_rank0.cpp) ----
   Reply on_round(const ControlLink::Gathered& g, std::vector<char>& plan_bytes);
-  void trace_step(const StepRecord& r);
+  void trace_step(const StepRecord& r, const std::vector<ForecastRow>& forecasts);
   void print_progress(const StepRow& row);
 
   // ---- finish (run_finish.cpp) ----

@@ -79,13 +79,24 @@ Reply Run::on_round(const ControlLink::Gathered& g, std::vector<char>& plan_byte
   ledger_.add(g, s, s >= 0 ? static_cast<int>(s % cfg_.model.experts) : 0, reply.loss, tokens,
               g.ranks[0].iteration_ms, std::move(links));
 
-  // Decisions first (a row of step s is committed with step s's /steps row), then the steps.
+  // Completed steps go to the controller before it decides, so that the decision made at step s
+  // has heard step s. (Deciding first left every policy one step staler than control.lag says:
+  // a load that changed at step s was answered at s + lag + 1 at the earliest.) Their forecast
+  // rows are taken first: record() forgets them.
+  std::vector<StepRecord> done = ledger_.take_complete();
+  std::vector<std::vector<ForecastRow>> forecasts;
+  for (const StepRecord& r : done) {
+    forecasts.push_back(ctl_->forecast_rows(r));
+    ctl_->record(r);
+  }
   if (s >= 0 && !reply.stop && s + lag_ < cfg_.train.steps) {
     const double t0 = now_ms();
     if (auto next = ctl_->decide(s, s + lag_, transport_->now(), decision_rows_))
       plan_bytes = encode(*next);
     ctl_ms_prev_ = now_ms() - t0;
   }
+  // The trace: decision rows first (a row of step s is committed with step s's /steps row),
+  // then the steps.
   const double t0 = now_ms();
   {
     std::lock_guard<std::timed_mutex> lock(trace_mu_);  // the watchdog may close it
@@ -93,10 +104,7 @@ Reply Run::on_round(const ControlLink::Gathered& g, std::vector<char>& plan_byte
       if (trace_ && !trace_failed_)
         for (const auto& d : decision_rows_) trace_->append_decision(d);
       decision_rows_.clear();
-      for (StepRecord& r : ledger_.take_complete()) {
-        trace_step(r);
-        ctl_->record(std::move(r));
-      }
+      for (size_t i = 0; i < done.size(); ++i) trace_step(done[i], forecasts[i]);
     } catch (const TraceError& e) {  // no more rows; every rank stops before step s + lag
       trace_failed_ = true;
       fail(kStopFailed, "trace " + opt_.trace_path + ": " + e.what());
@@ -108,7 +116,7 @@ Reply Run::on_round(const ControlLink::Gathered& g, std::vector<char>& plan_byte
 }
 
 // /ranks and /links rows of a completed step, then its /steps row (the commit point).
-void Run::trace_step(const StepRecord& r) {
+void Run::trace_step(const StepRecord& r, const std::vector<ForecastRow>& forecasts) {
   const int n = topo_.num_dcs;
   StepRow row = step_row(r);
   row.controller_ms = ctl_ms_prev_;
@@ -128,7 +136,7 @@ void Run::trace_step(const StepRecord& r) {
                            m.reshard_ms});
     }
     trace_->append_ranks(rr);
-    trace_->append_forecasts(ctl_->forecast_rows(r));
+    trace_->append_forecasts(forecasts);
     std::vector<LinkRow> lr;
     const double none = std::nan("");  // not observable (tc) or no sample
     const bool shaped = transport_->shaped();
