@@ -25,6 +25,8 @@
 // than as its most likely level, which would send traffic back to it — and back off again —
 // whenever recovery becomes a little more likely than not. With certain states this is the MDP's
 // policy; with no switching cost that is the one-step best choice (tested).
+// Under the hierarchical ring the per-pair actions are then refined jointly over the ring's hops
+// on the expected figures (joint_ring below), since a pair's best path alone can slow the ring.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -32,9 +34,11 @@
 #include <sstream>
 #include <tuple>
 
+#include "control/beliefs.hpp"
 #include "control/mdp.hpp"
 #include "control/path_cost.hpp"
 #include "control/policies.hpp"
+#include "control/sync_cost.hpp"
 
 namespace strait {
 namespace {
@@ -85,7 +89,9 @@ class Mdp final : public PathSelector {
         first = false;
         decide_pair(v, s, t, traffic, d, js);
       }
-    js << "]}";
+    js << "]";
+    if (v.plan().sync.strategy == "hierarchical" && n > 2) joint_ring(v, d, js);
+    js << "}";
     d.detail = js.str();
     return d;
   }
@@ -246,6 +252,60 @@ class Mdp final : public PathSelector {
        << ",\"expected_ms\":" << best
        << ",\"iterations\":" << pair.sol.iterations << ",\"resolved\":" << (resolve ? "true" : "false")
        << "}";
+  }
+
+  // Under the hierarchical ring the pairs' choices interact: a ring position starts its next step
+  // when its predecessor's bytes have arrived, so a relay that shortens one hop can lengthen the
+  // chain (sync_cost.hpp, descend_ring). The ring's hops are refined jointly, as the oracle does
+  // on the true figures, on the capacities expected when the decision takes effect (each link's
+  // belief at the effective step × its states' mean measured capacities; a link never measured:
+  // its smoothed figure) and the smoothed latencies, each hop among its pair's candidate paths;
+  // a hop the MDP split keeps its split. Kept only when it is expected to save more than the
+  // switching cost of the hops it changes.
+  void joint_ring(const ControllerView& v, PathDecision& d, std::ostringstream& js) const {
+    const LinkStates& ls = v.links();
+    const World& w = v.world();
+    const int n = w.num_dcs;
+    LinkBeliefs b{n, std::vector<double>(static_cast<size_t>(n) * n, 0.0),
+                  std::vector<double>(static_cast<size_t>(n) * n, 0.0), "expected"};
+    for (int a = 0; a < n; ++a)
+      for (int c = 0; c < n; ++c) {
+        if (a == c || !ls.has_link(a, c)) continue;
+        double g = ls.ewma_gbps(a, c);
+        if (ls.measured(a, c)) {
+          const std::vector<double> bel = ls.belief(a, c, v.effective_step()), lv = ls.state_gbps(a, c);
+          g = 0;
+          for (size_t k = 0; k < bel.size(); ++k) g += bel[k] * lv[k];
+        }
+        b.gbps[a * n + c] = g;
+        b.latency_ms[a * n + c] = ls.latency_ms(a, c);
+      }
+    std::vector<int> ring = v.plan().sync.ring;
+    if (ring.empty()) {
+      ring.resize(n);
+      std::iota(ring.begin(), ring.end(), 0);
+    }
+    const HopCandidates around = [&](int s, int t) {
+      const auto it = pairs_.find(s * n + t);
+      if (!d.routes[s * n + t].empty() || it == pairs_.end()) return std::vector<std::vector<int>>{d.paths[s * n + t]};
+      return it->second.paths;
+    };
+    const double S = w.gradient_bytes;
+    const double before = ring_seconds(b, ring, d.paths, S);
+    auto [after, paths] = descend_ring(b, ring, d.paths, S, around);
+    int changed = 0;
+    for (int i = 0; i < n; ++i) {
+      const int s = ring[i], t = ring[(i + 1) % n];
+      changed += paths[s * n + t] != d.paths[s * n + t];
+    }
+    const bool keep = changed > 0 && (before - after) * 1e3 > pc_.switch_cost_ms * changed;
+    if (keep)
+      for (int i = 0; i < n; ++i) {
+        const int s = ring[i], t = ring[(i + 1) % n];
+        d.paths[s * n + t] = paths[s * n + t];
+      }
+    js << ",\"joint\":{\"ring_ms_per_pair\":" << before * 1e3 << ",\"ring_ms_joint\":" << after * 1e3
+       << ",\"hops_changed\":" << changed << ",\"kept\":" << (keep ? "true" : "false") << "}";
   }
 
   // Builds the pair's MDP on the model (P, g, lat per involved link) and solves it.

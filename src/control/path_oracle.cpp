@@ -65,24 +65,8 @@ class Oracle final : public PathSelector {
         std::iota(ring.begin(), ring.end(), 0);
       }
       const double S = w.gradient_bytes;
-      auto descend = [&](Paths paths) {
-        double best = ring_seconds(b, ring, paths, S);
-        for (int round = 0; round < 4; ++round) {
-          bool moved = false;
-          for (int i = 0; i < n; ++i) {
-            const int s = ring[i], t = ring[(i + 1) % n];
-            for (const auto& p : simple_paths(ls, s, t, 2)) {
-              std::vector<int> keep = paths[s * n + t];
-              paths[s * n + t] = p;
-              const double sec = ring_seconds(b, ring, paths, S);
-              if (sec < best * (1 - 1e-9)) best = sec, moved = true;
-              else paths[s * n + t] = keep;
-            }
-          }
-          if (!moved) break;
-        }
-        return std::make_pair(best, paths);
-      };
+      const HopCandidates around = [&](int a, int c) { return simple_paths(ls, a, c, 2); };
+      auto descend = [&](Paths paths) { return descend_ring(b, ring, std::move(paths), S, around); };
       Paths start = direct_paths(n);
       for (int s = 0; s < n; ++s)
         for (int t = 0; t < n; ++t)

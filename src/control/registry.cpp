@@ -53,7 +53,7 @@ const Table<PathSelector> kPathSelectors = {
     {"ewma-widest", make_ewma_widest_path_selector,
      "largest bottleneck of the smoothed wire measurements ([control.paths] ewma_alpha)"},
     {"mdp", make_mdp_path_selector,
-     "Markov decision process over link congestion states, value iteration ([control.paths])"},
+     "Markov decision process over link congestion states, value iteration ([control.paths]); under hierarchical, refined jointly over the ring's hops on the expected figures"},
     {"oracle", make_oracle_path_selector,
      "UPPER BOUND, not a method: the best path on the scenario's true link figures (under hierarchical, jointly over the ring's hops)"},
 };

@@ -116,4 +116,26 @@ double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const P
   return *std::max_element(done.begin(), done.end());
 }
 
+std::pair<double, Paths> descend_ring(const LinkBeliefs& b, const std::vector<int>& order,
+                                      Paths paths, double bytes, const HopCandidates& candidates,
+                                      int passes) {
+  const int n = b.n, N = static_cast<int>(order.size());
+  double best = ring_seconds(b, order, paths, bytes);
+  for (int pass = 0; pass < passes; ++pass) {
+    bool moved = false;
+    for (int i = 0; i < N; ++i) {
+      const int s = order[i], t = order[(i + 1) % N];
+      for (const auto& p : candidates(s, t)) {
+        std::vector<int> keep = paths[s * n + t];
+        paths[s * n + t] = p;
+        const double sec = ring_seconds(b, order, paths, bytes);
+        if (sec < best * (1 - 1e-9)) best = sec, moved = true;
+        else paths[s * n + t] = std::move(keep);
+      }
+    }
+    if (!moved) break;
+  }
+  return {best, std::move(paths)};
+}
+
 }  // namespace strait

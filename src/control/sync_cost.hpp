@@ -8,6 +8,7 @@
 // on to the next step of a sync when its own bytes have left and its inputs have arrived.
 // Seconds in scenario units (multiply by network.time_scale for run time).
 #pragma once
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -31,5 +32,15 @@ double owner_plan_seconds(const LinkBeliefs& b, const SyncPlan& p, double bytes)
 // has reached it (it forwards within its own step).
 double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const Paths& paths,
                     double bytes);
+
+// The ring's hops chosen jointly: coordinate descent from `start`, each hop's path in turn set to
+// the one among candidates(src, dst) that lowers ring_seconds on `b` most, until a pass moves no
+// hop (at most `passes`). A relay that shortens one hop can lengthen the chain of dependencies,
+// so per-pair choices are not enough (path_oracle.cpp, path_mdp.cpp). Pairs off the ring keep
+// their paths. Returns the ring's time and the paths.
+using HopCandidates = std::function<std::vector<std::vector<int>>(int src, int dst)>;
+std::pair<double, Paths> descend_ring(const LinkBeliefs& b, const std::vector<int>& order,
+                                      Paths start, double bytes, const HopCandidates& candidates,
+                                      int passes = 4);
 
 }  // namespace strait

@@ -354,6 +354,41 @@ TEST(RingSeconds, ARelayWaitsForWhatItRelays) {
   EXPECT_LT(t, 3 * (0.100 + 0.005) + 6 * 2 * beta + 0.020);
 }
 
+// The joint choice of the ring's hops (the oracle's and mdp's): on a ring of 3 whose hop 0→1 is
+// narrow (0.01 Gbit/s) it relays that hop through 2 and nothing else; where a relay would only
+// lengthen the chain (ARelayWaitsForWhatItRelays' graph, starting from that relay) it goes back
+// to direct. Never worse than where it started; pairs off the ring are left alone.
+TEST(RingSeconds, JointDescentPicksTheHopsThatShortenTheRing) {
+  auto around = [](int n) {
+    return [n](int s, int t) {
+      std::vector<std::vector<int>> c{{s, t}};
+      for (int k = 0; k < n; ++k)
+        if (k != s && k != t) c.push_back({s, k, t});
+      return c;
+    };
+  };
+  BlpGraph g = mesh(3, 1.0, 5);
+  g.gbps[0 * 3 + 1] = 0.01;
+  const LinkBeliefs b = believed_links(view_of(g));
+  const Paths start = direct(3).paths;
+  const auto [t, paths] = descend_ring(b, {0, 1, 2}, start, S, around(3));
+  EXPECT_EQ(paths[0 * 3 + 1], (std::vector<int>{0, 2, 1}));
+  EXPECT_EQ(paths[1 * 3 + 2], (std::vector<int>{1, 2}));
+  EXPECT_EQ(paths[2 * 3 + 0], (std::vector<int>{2, 0}));
+  EXPECT_EQ(paths[1 * 3 + 0], start[1 * 3 + 0]);  // off the ring
+  EXPECT_DOUBLE_EQ(t, ring_seconds(b, {0, 1, 2}, paths, S));
+  EXPECT_LT(t, ring_seconds(b, {0, 1, 2}, start, S) / 5);
+
+  BlpGraph h = mesh(4, 1.0, 5);
+  h.latency_ms[3 * 4 + 2] = 100;
+  const LinkBeliefs c = believed_links(view_of(h));
+  Paths relayed = direct(4).paths;
+  relayed[3 * 4 + 0] = {3, 2, 0};
+  const auto [u, back] = descend_ring(c, {0, 1, 2, 3}, relayed, S, around(4));
+  EXPECT_EQ(back[3 * 4 + 0], (std::vector<int>{3, 0}));
+  EXPECT_LT(u, ring_seconds(c, {0, 1, 2, 3}, relayed, S) * 0.5);
+}
+
 TEST(RingBest, AvoidsTheSlowHopsOfTheIndexOrder) {
   // The index ring 0→1→2→3→0 runs over four narrow links; its reverse over wide ones.
   BlpGraph g = mesh(4, 1.0, 10);
