@@ -2,7 +2,9 @@
 # bench-paths.sh — path-selection benchmark (make bench-paths, docs/paths.md): every path
 # selector on every scenario, trained under the software shaper; per run the mean and p95 sync
 # time per step and tokens/s from the trace, and per scenario the fraction of `oracle` (an UPPER
-# BOUND: it reads the true schedules) and the sync time relative to `direct`.
+# BOUND: it reads the true schedules) and the sync time relative to `direct`. `oracle-now` is
+# the oracle on the true figures when it decides rather than when the decision takes effect:
+# the REACTION BOUND of any selector that cannot foresee a change during control.lag.
 # Scenarios (configs/paths/ and the measured matrices of configs/):
 #   markov3       3 DCs, full mesh, every link Markov-congested (its own seed)
 #   detour3       3 DCs, the a<->b links congested most of the time, the detour via c clear
@@ -19,7 +21,8 @@
 # "blp/configured" (docs/sync.md, "Believed links").
 # Each policy runs BENCH_REPEATS times (default 1), interleaved; the table gives medians.
 # Writes results/bench/paths.csv (every run) and results/bench/paths.md; traces in a temporary
-# folder. Cost: about 15 minutes on 2 cores with the defaults.
+# folder. Cost: about 15 minutes on 2 cores with the defaults (1 repeat, TC=1), 30 with
+# BENCH_REPEATS=2.
 # Usage: scripts/bench-paths.sh [BUILD_DIR]
 #   SCENARIOS="..." POLICIES="..." BENCH_REPEATS=N to narrow or widen it (SCENARIOS="" TC=1: tc only);
 #   TC=1 also runs TC_SCENARIOS (default detour3) under scripts/netns-run (root, tc; shaper none;
@@ -29,7 +32,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 repeats=${BENCH_REPEATS:-1}
 scenarios=${SCENARIOS-"markov3 detour3 clear3 sparse-ring4 us-eu-asia-c mesh6-c"}
-policies=${POLICIES:-"direct shortest widest ewma-widest mdp oracle"}
+policies=${POLICIES:-"direct shortest widest ewma-widest mdp oracle-now oracle"}
 tc_scenarios=${TC_SCENARIOS:-"detour3"}
 blp_scenarios=${BLP_SCENARIOS-"detour3 us-eu-asia-c mesh6-c"}
 tmp=$(mktemp -d /tmp/strait-bench-paths.XXXXXX)

@@ -55,7 +55,9 @@ out = ["# Path selection: sync time and throughput per selector (`make bench-pat
        "under scripts/netns-run with the link schedules applied by tc. Sync: per step the slowest "
        "rank's /ranks.sync_ms, mean and p95 over the steps after the first two; tokens/s: their "
        "tokens over their wall time (rank 0's clock). `oracle` is an UPPER BOUND (it reads the "
-       "true schedules), not a method. `blp/measured` and `blp/configured`: every pair direct and "
+       "true schedules), not a method; `oracle-now` a REACTION BOUND (the same on the true "
+       "figures when it decides, not when the decision takes effect: what knowing every link's "
+       "state, without foreseeing a change during control.lag, reaches). `blp/measured` and `blp/configured`: every pair direct and "
        "the blp sync planner (which routes its own flows) planning on the measured links and on "
        "the configured ones (docs/sync.md, \"Believed links\"); the other rows sync with "
        "`hierarchical`. docs/paths.md says what the scenarios are and how to read this.", "",

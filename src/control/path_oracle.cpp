@@ -10,6 +10,10 @@
 // jointly: coordinate descent over the ring's hops, each hop's path chosen to minimise the whole
 // ring's time on the true figures, from the per-pair choice and from all-direct, the better kept.
 // (Per pair alone, on the measured mesh6 matrix with congestion, the oracle fell below `direct`.)
+// "oracle-now" is the same on the true figures at the moment it decides instead of when the
+// decision takes effect: a REACTION BOUND, what a selector that knew every link's state exactly
+// but could not foresee a change during control.lag would reach (the paths' counterpart of
+// bench/balance_bound.cpp's late-2).
 #include <numeric>
 #include <sstream>
 
@@ -22,8 +26,8 @@ namespace strait {
 namespace {
 class Oracle final : public PathSelector {
  public:
-  explicit Oracle(const Config& cfg) : lag_(cfg.control.lag) {}
-  std::string name() const override { return "oracle"; }
+  Oracle(const Config& cfg, bool at_effect) : lag_(cfg.control.lag), at_effect_(at_effect) {}
+  std::string name() const override { return at_effect_ ? "oracle" : "oracle-now"; }
   PathDecision choose(const ControllerView& v) override {
     const World& w = v.world();
     const LinkStates& ls = v.links();
@@ -32,7 +36,7 @@ class Oracle final : public PathSelector {
     const auto& h = v.history();
     const size_t k = std::min<size_t>(5, h.size());
     for (size_t i = h.size() - k; i < h.size(); ++i) step_s += h[i].wall_ms / 1e3 / k;
-    const double at = v.run_time_s() + lag_ * step_s;
+    const double at = v.run_time_s() + (at_effect_ ? lag_ * step_s : 0.0);
     const auto& truth = v.clairvoyant();
     const LinkFigure gbps = [&](int a, int b) { return truth.link(a, b, at).gbps / w.time_scale; };
     const LinkFigure lat = [&](int a, int b) { return truth.link(a, b, at).latency_ms * w.time_scale; };
@@ -80,18 +84,23 @@ class Oracle final : public PathSelector {
       joint = "ring";
     }
     std::ostringstream js;
-    js << "{\"upper_bound\":true,\"truth_at_s\":" << at << ",\"joint\":\"" << joint << "\"}";
+    js << "{\"" << (at_effect_ ? "upper_bound" : "reaction_bound") << "\":true,\"truth_at_s\":" << at << ",\"joint\":\"" << joint << "\"}";
     d.detail = js.str();
     return d;
   }
 
  private:
   int lag_;
+  bool at_effect_;
 };
 }  // namespace
 
 std::unique_ptr<PathSelector> make_oracle_path_selector(const Config& cfg) {
-  return std::make_unique<Oracle>(cfg);
+  return std::make_unique<Oracle>(cfg, true);
+}
+
+std::unique_ptr<PathSelector> make_oracle_now_path_selector(const Config& cfg) {
+  return std::make_unique<Oracle>(cfg, false);
 }
 
 }  // namespace strait

@@ -22,6 +22,7 @@ std::unique_ptr<PathSelector> make_widest_path_selector(const Config&);
 std::unique_ptr<PathSelector> make_ewma_widest_path_selector(const Config&);
 std::unique_ptr<PathSelector> make_mdp_path_selector(const Config&);
 std::unique_ptr<PathSelector> make_oracle_path_selector(const Config&);
+std::unique_ptr<PathSelector> make_oracle_now_path_selector(const Config&);
 std::unique_ptr<SyncPlanner> make_hierarchical_planner(const Config&);
 std::unique_ptr<SyncPlanner> make_star_planner(const Config&);
 std::unique_ptr<SyncPlanner> make_ring_best_planner(const Config&);

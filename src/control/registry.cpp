@@ -56,6 +56,8 @@ const Table<PathSelector> kPathSelectors = {
      "Markov decision process over link congestion states, value iteration ([control.paths]); under hierarchical, refined jointly over the ring's hops on the expected figures"},
     {"oracle", make_oracle_path_selector,
      "UPPER BOUND, not a method: the best path on the scenario's true link figures (under hierarchical, jointly over the ring's hops)"},
+    {"oracle-now", make_oracle_now_path_selector,
+     "REACTION BOUND, not a method: the oracle on the true link figures at the moment it decides, not when the decision takes effect"},
 };
 const Table<SyncPlanner> kSyncPlanners = {
     {"hierarchical", make_hierarchical_planner,

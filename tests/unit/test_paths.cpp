@@ -253,6 +253,27 @@ TEST(PathSelectors, BaselinesOnTheConfiguredTriangle) {
   EXPECT_EQ(oracle.paths[0 * 3 + 1], (std::vector<int>{0, 2, 1}));
 }
 
+// oracle-now is the oracle on the truth when it decides, not when the decision takes effect: b→a
+// drops to 0.01 Gbit/s at 10 s; deciding at 9.9 s with 200 ms steps and lag 2, the oracle sees
+// the drop (10.3 s) and relays b→a through c, oracle-now keeps it direct (the REACTION BOUND
+// cannot foresee it).
+TEST(PathSelectors, OracleNowReadsTheTruthWhenItDecides) {
+  Triangle s("oracle-now", "[[link]]\nfrom = \"b\"\nto = \"a\"\ncapacity_gbps = 1.0\nlatency_ms = 1\n"
+                           "step_at_s = 10\nstep_capacity_gbps = 0.01\nstep_latency_ms = 1\n");
+  for (int64_t t = 0; t < 5; ++t) {
+    StepRecord r = step_with(t, 3, 0, 2, 1.0);
+    r.wall_ms = 200;
+    s.view->record(r);
+  }
+  s.view->set_clock(7, 9.9);
+  const PathDecision later = make_path_selector("oracle", s.cfg)->choose(*s.view);
+  const PathDecision now = make_path_selector("oracle-now", s.cfg)->choose(*s.view);
+  EXPECT_EQ(later.paths[1 * 3 + 0], (std::vector<int>{1, 2, 0})) << later.detail;
+  EXPECT_EQ(now.paths[1 * 3 + 0], (std::vector<int>{1, 0})) << now.detail;
+  EXPECT_NE(now.detail.find("\"reaction_bound\":true"), std::string::npos) << now.detail;
+  EXPECT_NE(policy_summary("path_selector", "oracle-now").find("REACTION BOUND"), std::string::npos);
+}
+
 // The sync planners plan on the measured links (control.beliefs = "measured", the default):
 // the configured figures until a link is measured, then the EWMA of what the wire delivered.
 // The configured a→b is slow (0.05 Gbit/s), so blp first makes c, which a reaches fast, the
