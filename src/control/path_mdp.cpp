@@ -255,12 +255,13 @@ class Mdp final : public PathSelector {
   }
 
   // Under the hierarchical ring the pairs' choices interact: a ring position starts its next step
-  // when its predecessor's bytes have arrived, so a relay that shortens one hop can lengthen the
-  // chain (sync_cost.hpp, descend_ring). The ring's hops are refined jointly, as the oracle does
-  // on the true figures, on the capacities expected when the decision takes effect (each link's
-  // belief at the effective step × its states' mean measured capacities; a link never measured:
-  // its smoothed figure) and the smoothed latencies, each hop among its pair's candidate paths;
-  // a hop the MDP split keeps its split. Kept only when it is expected to save more than the
+  // when its predecessor's bytes have arrived, and a relay forwards within its own step, so a
+  // relay or split that is best for its pair alone can lengthen the chain of the whole ring
+  // (sync_cost.hpp, descend_ring). The ring's hops are refined jointly, as the oracle does on the
+  // true figures, on the capacities expected when the decision takes effect (each link's belief
+  // at the effective step × its states' mean measured capacities; a link never measured: its
+  // smoothed figure) and the smoothed latencies, each hop among its pair's candidate paths (a
+  // split hop may become one of them). Kept only when it is expected to save more than the
   // switching cost of the hops it changes.
   void joint_ring(const ControllerView& v, PathDecision& d, std::ostringstream& js) const {
     const LinkStates& ls = v.links();
@@ -287,25 +288,26 @@ class Mdp final : public PathSelector {
     }
     const HopCandidates around = [&](int s, int t) {
       const auto it = pairs_.find(s * n + t);
-      if (!d.routes[s * n + t].empty() || it == pairs_.end()) return std::vector<std::vector<int>>{d.paths[s * n + t]};
-      return it->second.paths;
+      return it == pairs_.end() ? std::vector<std::vector<int>>{d.paths[s * n + t]} : it->second.paths;
     };
     const double S = w.gradient_bytes;
-    const double before = ring_seconds(b, ring, d.paths, S);
-    auto [after, paths] = descend_ring(b, ring, d.paths, S, around);
+    const double before = ring_seconds(b, ring, d.paths, S, &d.routes);
+    RingChoice joint = descend_ring(b, ring, d.paths, d.routes, S, around);
     int changed = 0;
     for (int i = 0; i < n; ++i) {
-      const int s = ring[i], t = ring[(i + 1) % n];
-      changed += paths[s * n + t] != d.paths[s * n + t];
+      const int pair = ring[i] * n + ring[(i + 1) % n];
+      changed += joint.paths[pair] != d.paths[pair] || joint.routes[pair] != d.routes[pair];
     }
-    const bool keep = changed > 0 && (before - after) * 1e3 > pc_.switch_cost_ms * changed;
+    const bool keep = changed > 0 && (before - joint.seconds) * 1e3 > pc_.switch_cost_ms * changed;
     if (keep)
       for (int i = 0; i < n; ++i) {
-        const int s = ring[i], t = ring[(i + 1) % n];
-        d.paths[s * n + t] = paths[s * n + t];
+        const int pair = ring[i] * n + ring[(i + 1) % n];
+        d.paths[pair] = joint.paths[pair];
+        d.routes[pair] = joint.routes[pair];
       }
-    js << ",\"joint\":{\"ring_ms_per_pair\":" << before * 1e3 << ",\"ring_ms_joint\":" << after * 1e3
-       << ",\"hops_changed\":" << changed << ",\"kept\":" << (keep ? "true" : "false") << "}";
+    js << ",\"joint\":{\"ring_ms_per_pair\":" << before * 1e3 << ",\"ring_ms_joint\":"
+       << joint.seconds * 1e3 << ",\"hops_changed\":" << changed << ",\"kept\":"
+       << (keep ? "true" : "false") << "}";
   }
 
   // Builds the pair's MDP on the model (P, g, lat per involved link) and solves it.

@@ -70,16 +70,16 @@ class Oracle final : public PathSelector {
       }
       const double S = w.gradient_bytes;
       const HopCandidates around = [&](int a, int c) { return simple_paths(ls, a, c, 2); };
-      auto descend = [&](Paths paths) { return descend_ring(b, ring, std::move(paths), S, around); };
+      auto descend = [&](Paths paths) { return descend_ring(b, ring, std::move(paths), {}, S, around); };
       Paths start = direct_paths(n);
       for (int s = 0; s < n; ++s)
         for (int t = 0; t < n; ++t)
           if (s != t && !ls.has_link(s, t)) start[s * n + t] = d.paths[s * n + t];
       const auto from_pairs = descend(d.paths), from_direct = descend(start);
-      const auto& pick = from_pairs.first <= from_direct.first ? from_pairs : from_direct;
+      const RingChoice& pick = from_pairs.seconds <= from_direct.seconds ? from_pairs : from_direct;
       for (int i = 0; i < n; ++i) {
         const int s = ring[i], t = ring[(i + 1) % n];
-        d.paths[s * n + t] = pick.second[s * n + t];
+        d.paths[s * n + t] = pick.paths[s * n + t];
       }
       joint = "ring";
     }

@@ -73,7 +73,7 @@ double owner_plan_seconds(const LinkBeliefs& b, const SyncPlan& p, double bytes)
 }
 
 double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const Paths& paths,
-                    double bytes) {
+                    double bytes, const Routes* routes) {
   const int n = b.n;
   if (n <= 1) return 0;
   std::vector<int> ring = order;
@@ -81,21 +81,38 @@ double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const P
     ring.resize(n);
     std::iota(ring.begin(), ring.end(), 0);
   }
-  Flows hops;
-  for (int i = 0; i < n; ++i) hops.push_back({&paths[ring[i] * n + ring[(i + 1) % n]], bytes / n});
-  const auto ft = flow_times(b, hops);  // hop i: position i to i + 1
+  const bool split = routes && static_cast<int>(routes->size()) == n * n;
+  Flows parts;
+  std::vector<int> hop_of;  // per part: its hop (position i to i + 1)
+  for (int i = 0; i < n; ++i) {
+    const int pair = ring[i] * n + ring[(i + 1) % n];
+    if (split && !(*routes)[pair].empty()) {
+      for (const Route& r : (*routes)[pair])
+        if (r.fraction > 0) parts.push_back({&r.path, bytes / n * r.fraction}), hop_of.push_back(i);
+    } else {
+      parts.push_back({&paths[pair], bytes / n});
+      hop_of.push_back(i);
+    }
+  }
+  const auto ft = flow_times(b, parts);
+  // Per hop: when its bytes have left the sender, and when the last of them has arrived.
+  std::vector<double> leave(n, 0.0), arrive(n, 0.0);
+  for (size_t f = 0; f < parts.size(); ++f) {
+    leave[hop_of[f]] = std::max(leave[hop_of[f]], ft[f].second);
+    arrive[hop_of[f]] = std::max(arrive[hop_of[f]], ft[f].first + ft[f].second);
+  }
   // A relay forwards within its own step (every DC on a path runs the step's transfers), so it
-  // finishes the step only when the relayed bytes have reached it: per hop, each relay's ring
+  // finishes the step only when the relayed bytes have reached it: per part, each relay's ring
   // position and the path's latency up to it.
   std::vector<int> pos(n);
   for (int i = 0; i < n; ++i) pos[ring[i]] = i;
-  std::vector<std::vector<std::pair<int, double>>> relays(n);
-  for (int i = 0; i < n; ++i) {
-    const std::vector<int>& p = *hops[i].first;
+  std::vector<std::vector<std::pair<int, double>>> relays(n);  // per hop: (position, reached at)
+  for (size_t f = 0; f < parts.size(); ++f) {
+    const std::vector<int>& p = *parts[f].first;
     double lat = 0;
     for (size_t h = 1; h + 1 < p.size(); ++h) {
       lat += b.latency_ms[p[h - 1] * n + p[h]] / 1e3;
-      relays[i].push_back({pos[p[h]], lat});
+      relays[hop_of[f]].push_back({pos[p[h]], lat + ft[f].second});
     }
   }
   // Position i finishes a step when its own bytes have left and its predecessor's have arrived
@@ -107,35 +124,42 @@ double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const P
   for (int k = 0; k < 2 * (n - 1); ++k) {
     for (int i = 0; i < n; ++i) {
       const int prev = (i + n - 1) % n;
-      done[i] = std::max(start[i] + ft[i].second, start[prev] + ft[prev].first + ft[prev].second);
+      done[i] = std::max(start[i] + leave[i], start[prev] + arrive[prev]);
     }
     for (int i = 0; i < n; ++i)
-      for (const auto& [r, lat] : relays[i]) done[r] = std::max(done[r], start[i] + lat + ft[i].second);
+      for (const auto& [r, at] : relays[i]) done[r] = std::max(done[r], start[i] + at);
     start = done;
   }
   return *std::max_element(done.begin(), done.end());
 }
 
-std::pair<double, Paths> descend_ring(const LinkBeliefs& b, const std::vector<int>& order,
-                                      Paths paths, double bytes, const HopCandidates& candidates,
-                                      int passes) {
+RingChoice descend_ring(const LinkBeliefs& b, const std::vector<int>& order, Paths paths,
+                        Routes routes, double bytes, const HopCandidates& candidates,
+                        int passes) {
   const int n = b.n, N = static_cast<int>(order.size());
-  double best = ring_seconds(b, order, paths, bytes);
+  if (static_cast<int>(routes.size()) != n * n) routes.assign(static_cast<size_t>(n) * n, {});
+  double best = ring_seconds(b, order, paths, bytes, &routes);
   for (int pass = 0; pass < passes; ++pass) {
     bool moved = false;
     for (int i = 0; i < N; ++i) {
-      const int s = order[i], t = order[(i + 1) % N];
-      for (const auto& p : candidates(s, t)) {
-        std::vector<int> keep = paths[s * n + t];
-        paths[s * n + t] = p;
-        const double sec = ring_seconds(b, order, paths, bytes);
-        if (sec < best * (1 - 1e-9)) best = sec, moved = true;
-        else paths[s * n + t] = std::move(keep);
+      const int pair = order[i] * n + order[(i + 1) % N];
+      for (const auto& p : candidates(order[i], order[(i + 1) % N])) {
+        std::vector<int> keep_path = paths[pair];
+        std::vector<Route> keep_routes = std::move(routes[pair]);
+        paths[pair] = p;
+        routes[pair].clear();
+        const double sec = ring_seconds(b, order, paths, bytes, &routes);
+        if (sec < best * (1 - 1e-9)) {
+          best = sec, moved = true;
+        } else {
+          paths[pair] = std::move(keep_path);
+          routes[pair] = std::move(keep_routes);
+        }
       }
     }
     if (!moved) break;
   }
-  return {best, std::move(paths)};
+  return {best, std::move(paths), std::move(routes)};
 }
 
 }  // namespace strait

@@ -25,22 +25,29 @@ double step_seconds(const LinkBeliefs& b, const Flows& flows);
 // own reduce bytes have left (the transport's courier), not when the whole reduce step is over.
 double owner_plan_seconds(const LinkBeliefs& b, const SyncPlan& p, double bytes);
 
-// The hierarchical ring over `order` (empty: 0, 1, ..., n−1), each hop on its path in `paths`:
+// The hierarchical ring over `order` (empty: 0, 1, ..., n−1), each hop on its path in `paths`
+// or, where `routes` has an entry for the hop's pair, split over those routes (each part its
+// fraction of the hop's bytes; the hop has arrived when its last part has):
 // 2(N−1) steps moving about S/N bytes on every hop; each position starts its next step when its
 // own bytes have left and its predecessor's have arrived (on a homogeneous ring: 2(N−1) × one
 // hop; with one slow hop, far less than 2(N−1) × the slow hop), and a relay when what it relays
 // has reached it (it forwards within its own step).
 double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const Paths& paths,
-                    double bytes);
+                    double bytes, const Routes* routes = nullptr);
 
-// The ring's hops chosen jointly: coordinate descent from `start`, each hop's path in turn set to
-// the one among candidates(src, dst) that lowers ring_seconds on `b` most, until a pass moves no
-// hop (at most `passes`). A relay that shortens one hop can lengthen the chain of dependencies,
-// so per-pair choices are not enough (path_oracle.cpp, path_mdp.cpp). Pairs off the ring keep
-// their paths. Returns the ring's time and the paths.
+// The ring's hops chosen jointly: coordinate descent from (paths, routes), each hop in turn set
+// to the one path among candidates(src, dst) that lowers ring_seconds on `b` most (a split hop
+// that moves becomes a single path), until a pass moves no hop (at most `passes`). A relay that
+// shortens one hop can lengthen the chain of dependencies, so per-pair choices are not enough
+// (path_oracle.cpp, path_mdp.cpp). Pairs off the ring keep their paths and routes.
 using HopCandidates = std::function<std::vector<std::vector<int>>(int src, int dst)>;
-std::pair<double, Paths> descend_ring(const LinkBeliefs& b, const std::vector<int>& order,
-                                      Paths start, double bytes, const HopCandidates& candidates,
-                                      int passes = 4);
+struct RingChoice {
+  double seconds = 0;
+  Paths paths;
+  Routes routes;  // empty, or one entry per ordered pair
+};
+RingChoice descend_ring(const LinkBeliefs& b, const std::vector<int>& order, Paths paths,
+                        Routes routes, double bytes, const HopCandidates& candidates,
+                        int passes = 4);
 
 }  // namespace strait

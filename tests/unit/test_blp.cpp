@@ -371,7 +371,7 @@ TEST(RingSeconds, JointDescentPicksTheHopsThatShortenTheRing) {
   g.gbps[0 * 3 + 1] = 0.01;
   const LinkBeliefs b = believed_links(view_of(g));
   const Paths start = direct(3).paths;
-  const auto [t, paths] = descend_ring(b, {0, 1, 2}, start, S, around(3));
+  const auto [t, paths, routes] = descend_ring(b, {0, 1, 2}, start, {}, S, around(3));
   EXPECT_EQ(paths[0 * 3 + 1], (std::vector<int>{0, 2, 1}));
   EXPECT_EQ(paths[1 * 3 + 2], (std::vector<int>{1, 2}));
   EXPECT_EQ(paths[2 * 3 + 0], (std::vector<int>{2, 0}));
@@ -384,9 +384,24 @@ TEST(RingSeconds, JointDescentPicksTheHopsThatShortenTheRing) {
   const LinkBeliefs c = believed_links(view_of(h));
   Paths relayed = direct(4).paths;
   relayed[3 * 4 + 0] = {3, 2, 0};
-  const auto [u, back] = descend_ring(c, {0, 1, 2, 3}, relayed, S, around(4));
+  const auto [u, back, unsplit] = descend_ring(c, {0, 1, 2, 3}, relayed, {}, S, around(4));
   EXPECT_EQ(back[3 * 4 + 0], (std::vector<int>{3, 0}));
   EXPECT_LT(u, ring_seconds(c, {0, 1, 2, 3}, relayed, S) * 0.5);
+  EXPECT_TRUE(unsplit.empty() || unsplit[3 * 4 + 0].empty());
+
+  // A split hop (mdp's split action): the relayed half ties DC 2's steps to DC 3's as the whole
+  // did, so the descent makes the hop direct again. A one-route split is its path.
+  Routes split(16);
+  split[3 * 4 + 0] = {Route{{3, 0}, 0.5}, Route{{3, 2, 0}, 0.5}};
+  EXPECT_GE(ring_seconds(c, {0, 1, 2, 3}, direct(4).paths, S, &split), 3 * (0.100 + 0.005) - 1e-12);
+  const auto [v, joined, routes_after] = descend_ring(c, {0, 1, 2, 3}, direct(4).paths, split, S, around(4));
+  EXPECT_TRUE(routes_after[3 * 4 + 0].empty());
+  EXPECT_EQ(joined[3 * 4 + 0], (std::vector<int>{3, 0}));
+  EXPECT_NEAR(v, ring_seconds(c, {0, 1, 2, 3}, direct(4).paths, S), 1e-12);
+  Routes one(16);
+  one[3 * 4 + 0] = {Route{{3, 2, 0}, 1.0}};
+  EXPECT_DOUBLE_EQ(ring_seconds(c, {0, 1, 2, 3}, direct(4).paths, S, &one),
+                   ring_seconds(c, {0, 1, 2, 3}, relayed, S));
 }
 
 TEST(RingBest, AvoidsTheSlowHopsOfTheIndexOrder) {
