@@ -20,6 +20,7 @@ Courier::~Courier() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       quit_ = true;
+      if (fin) items_.clear(), reqs_.clear(), sent_.clear();  // MPI is gone: nothing can go
     }
     wake_.notify_all();
     th_.join();
@@ -88,6 +89,7 @@ void Courier::flush() {
 void Courier::loop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
+    if (quit_ && idle_locked()) return;  // no MPI call: MPI may be finalized by now
     const double next = pump_locked();
     if (idle_locked()) {
       idle_.notify_all();
