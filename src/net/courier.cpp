@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
+#include <string>
 
 #include "core/check.hpp"
 
@@ -15,7 +17,16 @@ Courier::Courier(double t0, bool threaded) : t0_(t0), threaded_(threaded) {
 Courier::~Courier() {
   int fin = 0;
   MPI_Finalized(&fin);
-  if (!fin) flush();
+  if (!fin && std::uncaught_exceptions() > 0) {
+    // Unwinding after an error: a peer may never receive what is still in flight, and waiting
+    // for it would hang the job. Take it down instead (as the control link does).
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_locked())
+      STRAIT_FATAL("an error unwound the transport with " + std::to_string(items_.size() + reqs_.size()) +
+                   " chunk(s) still in flight");
+  } else if (!fin) {
+    flush();
+  }
   if (th_.joinable()) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -53,9 +64,22 @@ double Courier::pump_locked() {
   }
   items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(due));
   if (!reqs_.empty()) {
-    int flag = 0;
-    MPI_CHECK(MPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), &flag, MPI_STATUSES_IGNORE));
-    if (flag) reqs_.clear(), sent_.clear();
+    // Release each send (and its copy) as it completes: overlapped syncs and control traffic may
+    // keep some send outstanding for long, and Testall would hold every copy until then.
+    int done = 0;
+    std::vector<int> which(reqs_.size());
+    MPI_CHECK(MPI_Testsome(static_cast<int>(reqs_.size()), reqs_.data(), &done, which.data(),
+                           MPI_STATUSES_IGNORE));
+    if (done > 0 && done != MPI_UNDEFINED) {
+      size_t keep = 0;
+      for (size_t i = 0; i < reqs_.size(); ++i)
+        if (reqs_[i] != MPI_REQUEST_NULL) {  // Testsome nulls the completed ones
+          if (keep != i) reqs_[keep] = reqs_[i], sent_[keep] = std::move(sent_[i]);
+          ++keep;
+        }
+      reqs_.resize(keep);
+      sent_.resize(keep);
+    }
   }
   return items_.empty() ? 1e300 : items_.front().deliver;
 }

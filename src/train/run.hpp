@@ -130,6 +130,8 @@ class Run {
   std::shared_ptr<const Plan> plan_;                     // the decision record in force
   std::vector<int> seqs_;                                // sequences per DC under plan_
   std::map<std::string, std::unique_ptr<SyncStrategy>> strategies_;
+  // Declared after channels_: destroyed first, so its courier has delivered (flushed) everything
+  // before the channels' communicators are freed (net/courier.hpp's contract).
   std::unique_ptr<Transport> transport_;
   std::map<int64_t, Plan> pending_;                      // records for steps not yet begun
   std::vector<Completion> done_;                         // completions not yet reported
