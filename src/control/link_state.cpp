@@ -15,7 +15,21 @@ constexpr int64_t kMaxGap = 64;
 constexpr size_t kKeptGaps = 512;  // the last ones; older ones leave the chain at the next refit
 constexpr size_t kRefit = 16;      // new gaps before all are counted again
 constexpr int kEmRounds = 8;
+// A relayed-only link that streamed below this share of its upstream's pace was the bottleneck.
+constexpr double kPaced = 0.7;
 }  // namespace
+
+Carriage::Carriage(int n, const std::vector<std::vector<int>>& paths)
+    : first(static_cast<size_t>(n) * n, false), flows(static_cast<size_t>(n) * n, 0),
+      upstream(static_cast<size_t>(n) * n) {
+  for (const auto& p : paths)
+    for (size_t h = 0; h + 1 < p.size(); ++h) {
+      const int l = p[h] * n + p[h + 1];
+      ++flows[l];
+      if (h == 0) first[l] = true;
+      for (size_t u = 0; u < h; ++u) upstream[l].push_back(p[u] * n + p[u + 1]);
+    }
+}
 
 LinkStates::LinkStates(int n, std::vector<double> configured_gbps,
                        std::vector<double> configured_latency_ms, Params p)
@@ -143,7 +157,11 @@ void LinkStates::rebin(int l) {
   if (!gaps_[l].empty()) refit(l);
 }
 
-void LinkStates::observe(const StepRecord& r) {
+void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
+  // The streaming rate each link measured in this step (0: none), for the pacing test.
+  std::vector<double> rate(static_cast<size_t>(n_) * n_, 0.0);
+  for (int l = 0; l < n_ * n_ && l < static_cast<int>(r.links.size()); ++l)
+    if (r.links[l].stream_ms > 0 && r.links[l].stream_bytes > 0) rate[l] = r.links[l].stream_gbps();
   for (int s = 0; s < n_; ++s)
     for (int d = 0; d < n_; ++d) {
       const int l = s * n_ + d;
@@ -156,6 +174,19 @@ void LinkStates::observe(const StepRecord& r) {
       }
       if (!(m.stream_ms > 0 && m.stream_bytes > 0)) continue;
       const double g = m.stream_gbps();
+      if (carried && !carried->first[l] && !carried->upstream[l].empty()) {
+        double pace = 1e300;  // what the hops before it let through, per flow
+        for (int u : carried->upstream[l])
+          pace = std::min(pace, (rate[u] > 0 ? rate[u] : ewma_[u]) / std::max(1, carried->flows[u]));
+        // Paced, it is a lower bound: taken when it says the link is better than believed
+        // (above its last level's mean, or above its best so far), else it says nothing.
+        if (g >= kPaced * pace) {
+          if (last_step_[l] < 0) continue;
+          const int k = last_state_[l];
+          const double believed = num_[l][k] > 0 ? sum_[l][k] / num_[l][k] : binned_ref_[l];
+          if (!(g > believed || g > ref_[l])) continue;
+        }
+      }
       ewma_[l] = last_step_[l] >= 0 ? (1 - p_.ewma_alpha) * ewma_[l] + p_.ewma_alpha * g : g;
       last_[l] = g;
       auto& ser = series_[l];

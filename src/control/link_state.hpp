@@ -22,6 +22,16 @@
 //              and each state's mean measured capacity;
 //   belief     the state distribution now: the last measured state propagated by the chain over
 //              the steps since, so an unused link's recovery is predicted rather than assumed.
+//   pacing     a relay forwards chunks as they arrive, so a flow on a relayed hop streams at the
+//              pace of the hops before it, not at its link's: 1→0 carrying 2→1→0 while 2→1 ran at
+//              0.005 Gbit/s measured 0.003 on a 0.1 link, became that link's "best", and every
+//              relay through it looked hopeless. Given which flows the step's plan sent where
+//              (Carriage), a link that carried only relayed flows gives a capacity sample only
+//              when it streamed well below the pace its upstream allowed (it was the bottleneck:
+//              under kPaced × the slowest upstream link's rate over its flows); otherwise the
+//              measurement says only "at least this", taken when it is above what the link is
+//              believed to deliver (its last level's mean, or its best so far: a recovery seen
+//              through a relay), ignored when not.
 // Units: Gbit/s and ms of the run (what the wire delivers: with network.time_scale s, the
 // configured priors enter as capacity / s and latency · s). Nothing here reads the scenario.
 #pragma once
@@ -33,6 +43,15 @@
 namespace strait {
 
 struct StepRecord;
+
+// Which flows the step's plan sent over each directed link (index src·n + dst), from the
+// plan's flow paths (path_cost.hpp, flow_paths).
+struct Carriage {
+  std::vector<bool> first;                // some flow starts on the link (its sender had the bytes)
+  std::vector<int> flows;                 // how many flows crossed it
+  std::vector<std::vector<int>> upstream; // links before it on the flows relayed onto it
+  Carriage(int n, const std::vector<std::vector<int>>& paths);
+};
 
 class LinkStates {
  public:
@@ -46,8 +65,10 @@ class LinkStates {
              Params p);
 
   // A completed step's link measurements (record.links). Links that carried no multi-chunk flow
-  // keep their estimates; their belief drifts by the chain.
-  void observe(const StepRecord& r);
+  // keep their estimates; their belief drifts by the chain. With `carried` (what the plan in
+  // force sent where), relayed-only links' measurements are read as paced (see the top);
+  // without it every measurement is the link's.
+  void observe(const StepRecord& r, const Carriage* carried = nullptr);
 
   int n() const { return n_; }
   int states() const { return p_.states; }

@@ -38,6 +38,34 @@ std::vector<PairTraffic> pair_traffic(const Plan& plan, const World& w) {
   return t;
 }
 
+std::vector<std::vector<int>> flow_paths(const Plan& plan, const World& w) {
+  const int n = w.num_dcs;
+  std::vector<std::vector<int>> out;
+  const std::vector<PairTraffic> t = pair_traffic(plan, w);
+  if (plan.sync.strategy == "hierarchical") {
+    for (int pr = 0; pr < n * n; ++pr) {
+      if (t[pr].messages == 0) continue;
+      const bool routed = static_cast<int>(plan.routes.size()) == n * n && !plan.routes[pr].empty();
+      if (!routed && static_cast<int>(plan.paths.size()) == n * n) out.push_back(plan.paths[pr]);
+      if (routed)
+        for (const Route& r : plan.routes[pr])
+          if (r.fraction > 0) out.push_back(r.path);
+    }
+  } else if (plan.sync.strategy == "owners" &&
+             static_cast<int>(plan.sync.owner_fraction.size()) == n) {
+    // reduce[src·n + owner], broadcast[owner·n + dst]: an owner without a slice sends nothing.
+    for (int pr = 0; pr < n * n && pr < static_cast<int>(plan.sync.reduce.size()); ++pr)
+      if (plan.sync.owner_fraction[pr % n] > 0)
+        for (const Route& r : plan.sync.reduce[pr])
+          if (r.fraction > 0) out.push_back(r.path);
+    for (int pr = 0; pr < n * n && pr < static_cast<int>(plan.sync.broadcast.size()); ++pr)
+      if (plan.sync.owner_fraction[pr / n] > 0)
+        for (const Route& r : plan.sync.broadcast[pr])
+          if (r.fraction > 0) out.push_back(r.path);
+  }
+  return out;
+}
+
 std::vector<std::vector<int>> simple_paths(const LinkStates& ls, int s, int d, int max_relays) {
   const int n = ls.n();
   std::vector<std::vector<int>> out;

@@ -23,6 +23,11 @@ struct PairTraffic {
 // plans, nothing for strategies that do not use the transport's paths (mpi-allreduce).
 std::vector<PairTraffic> pair_traffic(const Plan& plan, const World& w);
 
+// Every path the plan in force sends sync bytes over, once per flow (a pair's routes with a
+// share, else its path; owners' reduce and broadcast routes of a non-empty slice): which links
+// carried whose bytes in a step (link_state.hpp, Carriage).
+std::vector<std::vector<int>> flow_paths(const Plan& plan, const World& w);
+
 // Simple paths from s to d over existing links with at most `max_relays` relays (direct first,
 // then by hops, then DC order).
 std::vector<std::vector<int>> simple_paths(const LinkStates& ls, int s, int d, int max_relays);

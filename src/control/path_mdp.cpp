@@ -232,8 +232,9 @@ class Mdp final : public PathSelector {
         if (routes.empty() && d.paths[s * n + t] == pair.paths[i]) p = static_cast<int>(i);
     int a = 0;
     double best = 1e300;
+    std::vector<double> expected(pair.A, 0.0);
     for (int c = 0; c < pair.A; ++c) {
-      double e = 0;
+      double& e = expected[c];
       for (int x = 0; x < pair.X; ++x)
         if (joint[x] > 0) e += joint[x] * pair.q[(static_cast<size_t>(x) * pair.A + p) * pair.A + c];
       if (e < best - 1e-12) best = e, a = c;
@@ -249,7 +250,9 @@ class Mdp final : public PathSelector {
     }
     js << "{\"from\":" << s << ",\"to\":" << t << ",\"state\":[" << state.str() << "],\"action\":"
        << (pair.split && a == pair.A - 1 ? std::string("\"split\"") : std::to_string(a))
-       << ",\"expected_ms\":" << best
+       << ",\"expected_ms\":" << best << ",\"by_action_ms\":[";
+    for (int c = 0; c < pair.A; ++c) js << (c ? "," : "") << expected[c];
+    js << "]"
        << ",\"iterations\":" << pair.sol.iterations << ",\"resolved\":" << (resolve ? "true" : "false")
        << "}";
   }

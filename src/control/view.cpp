@@ -1,6 +1,7 @@
 // view.cpp — the configured world and the controller's view (see view.hpp).
 #include "control/view.hpp"
 
+#include "control/path_cost.hpp"
 #include "model/layout.hpp"
 
 namespace strait {
@@ -49,7 +50,8 @@ Clairvoyant::LinkTruth Clairvoyant::link(int src, int dst, double run_time_s) co
 }
 
 ControllerView::ControllerView(World world, std::shared_ptr<const Scenario> scenario, Plan initial)
-    : world_(std::move(world)), clairvoyant_(std::move(scenario)), plan_(std::move(initial)) {
+    : world_(std::move(world)), clairvoyant_(std::move(scenario)), plan_(std::move(initial)),
+      in_force_{plan_} {
   effective_ = plan_.effective;
   const PathsConfig pc = world_.cfg ? world_.cfg->control.paths : PathsConfig{};
   // The estimates are in run units, as measured: the configured priors scaled like the links
@@ -61,8 +63,19 @@ ControllerView::ControllerView(World world, std::shared_ptr<const Scenario> scen
                       LinkStates::Params{pc.states, pc.ewma_alpha});
 }
 
+void ControllerView::set_plan(Plan p) {
+  in_force_.push_back(p);
+  plan_ = std::move(p);
+}
+
 void ControllerView::record(StepRecord r) {
-  links_.observe(r);
+  while (in_force_.size() > 1 && in_force_[1].effective <= r.step) in_force_.pop_front();
+  if (!in_force_.empty() && in_force_.front().effective <= r.step) {
+    const Carriage carried(world_.num_dcs, flow_paths(in_force_.front(), world_));
+    links_.observe(r, &carried);
+  } else {
+    links_.observe(r);
+  }
   history_.push_back(std::move(r));
   if (history_.size() > kHistory) history_.pop_front();
 }

@@ -130,7 +130,7 @@ class ControllerView {
 
   // The controller's side.
   void record(StepRecord r);
-  void set_plan(Plan p) { plan_ = std::move(p); }
+  void set_plan(Plan p);
   void set_clock(int64_t effective_step, double run_time_s) {
     effective_ = effective_step, now_s_ = run_time_s;
   }
@@ -141,6 +141,9 @@ class ControllerView {
   LinkStates links_;
   std::deque<StepRecord> history_;
   Plan plan_;
+  // The decisions not yet superseded at the last recorded step (front: the one in force then):
+  // which flows crossed which links in a step (LinkStates::observe, Carriage).
+  std::deque<Plan> in_force_;
   int64_t effective_ = 0;
   double now_s_ = 0;
 };

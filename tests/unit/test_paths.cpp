@@ -192,6 +192,50 @@ TEST(LinkStates, GapsTeachTheChainHowLongALevelLasts) {
   EXPECT_NEAR(P[1 * 2 + 1], 0.9, 0.05);
 }
 
+// A relay forwards chunks as they arrive: on a hop after a relay the flow streams at the pace of
+// the hops before it. 1→0 carrying 2→1→0 while 2→1 ran at a twentieth measured 0.003 on a
+// 0.1 link, which became that link's best and made every relay through it look hopeless.
+TEST(LinkStates, RelayedHopsSayLittleAboutTheirLink) {
+  // Which flows crossed which links: 0→1 direct, 2→1→0 relayed through 1.
+  const Carriage c(3, {{0, 1}, {2, 1, 0}});
+  EXPECT_TRUE(c.first[0 * 3 + 1]);
+  EXPECT_TRUE(c.first[2 * 3 + 1]);
+  EXPECT_FALSE(c.first[1 * 3 + 0]);
+  EXPECT_EQ(c.flows[2 * 3 + 1], 1);
+  EXPECT_EQ(c.upstream[1 * 3 + 0], std::vector<int>{2 * 3 + 1});
+  EXPECT_TRUE(c.upstream[2 * 3 + 1].empty());
+
+  LinkStates ls(3, {0, 1, 1, 1, 0, 1, 1, 1, 0}, std::vector<double>(9, 10.0), LinkStates::Params{4, 0.5});
+  auto step = [](int64_t s, double up, double down) {  // 2→1 at `up`, 1→0 at `down`
+    StepRecord r = step_with(s, 3, 2, 1, up);
+    r.links[1 * 3 + 0] = step_with(s, 3, 1, 0, down).links[1 * 3 + 0];
+    return r;
+  };
+  // Paced by a congested upstream: no sample of 1→0 (without the carriage it would be one).
+  ls.observe(step(0, 0.005, 0.005), &c);
+  EXPECT_FALSE(ls.measured(1, 0));
+  EXPECT_TRUE(ls.measured(2, 1));
+  LinkStates blind(3, {0, 1, 1, 1, 0, 1, 1, 1, 0}, std::vector<double>(9, 10.0), LinkStates::Params{4, 0.5});
+  blind.observe(step(0, 0.005, 0.005));
+  EXPECT_NEAR(blind.last_gbps(1, 0), 0.005, 1e-12);
+  // Well below what its upstream let through (0.1 < 0.7 × 1.0): 1→0 was the bottleneck.
+  ls.observe(step(1, 1.0, 0.1), &c);
+  EXPECT_NEAR(ls.last_gbps(1, 0), 0.1, 1e-12);
+  EXPECT_EQ(ls.last_state(1, 0), 3);  // the reference is now its only measurement
+  // At the upstream's pace and below its last level: only "at least 0.04" — ignored.
+  ls.observe(step(2, 0.04, 0.04), &c);
+  EXPECT_EQ(ls.last_measured_step(1, 0), 1);
+  EXPECT_NEAR(ls.ewma_gbps(1, 0), 0.1, 1e-12);
+  // Two flows on the upstream: each had half of it, so 1→0 was the bottleneck below 0.35.
+  const Carriage two(3, {{2, 1}, {2, 1, 0}});
+  ls.observe(step(3, 1.0, 0.03), &two);
+  EXPECT_EQ(ls.last_measured_step(1, 0), 3);  // 0.03 < 0.35: the bottleneck, taken
+  ls.observe(step(4, 1.0, 0.4), &two);
+  EXPECT_EQ(ls.last_measured_step(1, 0), 4);  // paced, but above what it was believed at: taken
+  ls.observe(step(5, 1.0, 0.06), &two);
+  EXPECT_EQ(ls.last_measured_step(1, 0), 5);  // the bottleneck again
+}
+
 namespace {
 
 fs::path scratch() {
@@ -235,6 +279,27 @@ struct Triangle {
 };
 
 }  // namespace
+
+// The controller reads a step's measurements under the plan that was in force in that step
+// (decisions take effect control.lag steps after they are made).
+TEST(LinkStates, TheViewReadsAStepUnderThePlanInForce) {
+  Triangle t("in_force");
+  ControllerView& v = *t.view;
+  Plan relay = v.plan();
+  relay.effective = 2;
+  relay.paths[0 * 3 + 1] = {0, 2, 1};  // the ring's a→b hop relayed through c from step 2
+  v.set_plan(relay);
+  auto step = [](int64_t s) {  // c→b streams as slowly as a→c
+    StepRecord r = step_with(s, 3, 0, 2, 0.01);
+    r.links[2 * 3 + 1] = step_with(s, 3, 2, 1, 0.01).links[2 * 3 + 1];
+    return r;
+  };
+  v.record(step(1));  // the direct plan: c→b carried nothing of ours but measured: its own rate
+  EXPECT_EQ(v.links().last_measured_step(2, 1), 1);
+  v.record(step(2));  // relayed: c→b at a→c's pace, not above its last level: ignored
+  EXPECT_EQ(v.links().last_measured_step(2, 1), 1);
+  EXPECT_EQ(v.links().last_measured_step(0, 2), 2);
+}
 
 TEST(PathSelectors, BaselinesOnTheConfiguredTriangle) {
   Triangle s("baselines");
