@@ -17,8 +17,10 @@
 //              chain and the levels' capacities are rebuilt from the kept measurements;
 //   chain      transition counts between the states of consecutive measured steps, and across
 //              a gap of up to 64 unmeasured steps the expected counts of the transitions in it
-//              given both ends (link_state.cpp, expect_gap), with Laplace smoothing (one
-//              pseudo-count per cell) and a persistence prior (`states` more on the diagonal),
+//              given both ends (link_state.cpp, expect_gap), smoothed by 2·`states`
+//              pseudo-counts a row spread as the other links' rows say, over a
+//              persistence-heavy base (with no counts anywhere: one a cell and `states` more on
+//              the diagonal; link_state.cpp, smoothed),
 //              and each state's mean measured capacity;
 //   belief     the state distribution now: the last measured state propagated by the chain over
 //              the steps since, so an unused link's recovery is predicted rather than assumed.
@@ -87,7 +89,8 @@ class LinkStates {
   int state_of(int s, int d, double gbps) const;
   // Smoothed transition matrix, row-major states × states: P[i·K + j] = P(next j | now i).
   std::vector<double> transition(int s, int d) const;
-  // Mean measured capacity in each state (the bin's midpoint × nominal where never seen).
+  // Mean measured capacity in each state; where never seen the bin's midpoint of the reference
+  // (the top bin: the reference itself).
   std::vector<double> state_gbps(int s, int d) const;
   // The state distribution at step `at` (>= the last measured step): the last state propagated.
   std::vector<double> belief(int s, int d, int64_t at) const;
@@ -123,7 +126,8 @@ class LinkStates {
   static constexpr size_t kKept = 4096;
   int level(double gbps, double ref) const;
   void add(int l, int64_t step, double gbps);    // into the chain and the levels' means
-  std::vector<double> smoothed(const std::vector<double>& counts) const;
+  // Link l's chain from its counts, under a prior from the other links' (link_state.cpp).
+  std::vector<double> smoothed(const std::vector<double>& counts, int l) const;
   void expect_gap(const std::vector<double>& P, const Gap& gap, std::vector<double>& counts) const;
   void refit(int l);                             // every gap counted again (EM)
   void rebin(int l);                             // rebuild those from series_[l]

@@ -62,6 +62,18 @@ std::vector<double> contract(std::vector<double> V, const std::vector<std::vecto
   return V;
 }
 
+// The rate at which a link is expected to carry bytes at step `at`: the one that gives the
+// expected transfer time, 1 / Σ_k b_k / g_k over its belief then (b) and its levels' mean
+// measured capacities (g) — not Σ b_k g_k, which a 10% chance of the clear level lifts from a
+// twentieth to a seventh of the link; a link never measured, its smoothed figure (the prior).
+double expected_gbps(const LinkStates& ls, int a, int b, int64_t at) {
+  if (!ls.measured(a, b)) return ls.ewma_gbps(a, b);
+  const std::vector<double> bel = ls.belief(a, b, at), lv = ls.state_gbps(a, b);
+  double per_gbit = 0;
+  for (size_t k = 0; k < bel.size(); ++k) per_gbit += bel[k] / std::max(lv[k], 1e-12);
+  return 1 / per_gbit;
+}
+
 class Mdp final : public PathSelector {
  public:
   explicit Mdp(const Config& cfg) : pc_(cfg.control.paths), lag_(cfg.control.lag) {}
@@ -190,7 +202,13 @@ class Mdp final : public PathSelector {
       fp.push_back(lat.back());
     }
     if (fresh.split) {
-      const LinkFigure rate = [&](int i, int j) { return ls.ewma_gbps(i, j) / (1 + sharers[i * n + j]); };
+      // In proportion to the rates expected when the decision takes effect: the smoothed rate of
+      // a link left congested a few steps ago still remembers it clear, and a split that sends
+      // 40% over a link at a twentieth costs more than the relay it was meant to hedge.
+      const int64_t at = v.effective_step();
+      const LinkFigure rate = [&](int i, int j) {
+        return expected_gbps(ls, i, j, at) / (1 + sharers[i * n + j]);
+      };
       const double r0 = bottleneck_gbps(cand[0], rate), r1 = bottleneck_gbps(cand[1], rate);
       fresh.share0 = r0 / (r0 + r1);
       fp.push_back(fresh.share0);
@@ -261,9 +279,8 @@ class Mdp final : public PathSelector {
   // when its predecessor's bytes have arrived, and a relay forwards within its own step, so a
   // relay or split that is best for its pair alone can lengthen the chain of the whole ring
   // (sync_cost.hpp, descend_ring). The ring's hops are refined jointly, as the oracle does on the
-  // true figures, on the capacities expected when the decision takes effect (each link's belief
-  // at the effective step × its states' mean measured capacities; a link never measured: its
-  // smoothed figure) and the smoothed latencies, each hop among its pair's candidate paths (a
+  // true figures, on the rates expected when the decision takes effect (expected_gbps) and the
+  // smoothed latencies, each hop among its pair's candidate paths (a
   // split hop may become one of them). Kept only when it is expected to save more than the
   // switching cost of the hops it changes.
   void joint_ring(const ControllerView& v, PathDecision& d, std::ostringstream& js) const {
@@ -275,13 +292,7 @@ class Mdp final : public PathSelector {
     for (int a = 0; a < n; ++a)
       for (int c = 0; c < n; ++c) {
         if (a == c || !ls.has_link(a, c)) continue;
-        double g = ls.ewma_gbps(a, c);
-        if (ls.measured(a, c)) {
-          const std::vector<double> bel = ls.belief(a, c, v.effective_step()), lv = ls.state_gbps(a, c);
-          g = 0;
-          for (size_t k = 0; k < bel.size(); ++k) g += bel[k] * lv[k];
-        }
-        b.gbps[a * n + c] = g;
+        b.gbps[a * n + c] = expected_gbps(ls, a, c, v.effective_step());
         b.latency_ms[a * n + c] = ls.latency_ms(a, c);
       }
     std::vector<int> ring = v.plan().sync.ring;
