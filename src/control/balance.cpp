@@ -142,8 +142,12 @@ std::vector<double> reference_flops(const World& w) {
 }
 
 TunedPlan tune_plan(const World& w, const std::vector<double>& loads) {
+  return tune_plan(w, loads, reference_flops(w));
+}
+
+TunedPlan tune_plan(const World& w, const std::vector<double>& loads,
+                    const std::vector<double>& ref_flops) {
   const ModelConfig& m = w.cfg->model;
-  const std::vector<double> ref_flops = reference_flops(w);
   TunedPlan t;
   for (int d = 0; d < w.num_dcs; ++d) {
     std::vector<double> k;
@@ -163,7 +167,12 @@ TunedPlan tune_plan(const World& w, const std::vector<double>& loads) {
 }
 
 double plan_compute_ms(const World& w, const std::vector<double>& loads, const TunedPlan& p) {
-  return compute_ms(w, loads, reference_flops(w), flops_of(w.cfg->model, w, p.splits), p.seqs);
+  return plan_compute_ms(w, loads, p, reference_flops(w));
+}
+
+double plan_compute_ms(const World& w, const std::vector<double>& loads, const TunedPlan& p,
+                       const std::vector<double>& ref_flops) {
+  return compute_ms(w, loads, ref_flops, flops_of(w.cfg->model, w, p.splits), p.seqs);
 }
 
 void BalanceRule::score(const ControllerView& v) {
@@ -171,6 +180,7 @@ void BalanceRule::score(const ControllerView& v) {
   if (h.empty()) return;
   const World& w = v.world();
   const size_t window = static_cast<size_t>(cfg_.noise_window);
+  const std::vector<double> ref = reference_flops(w);
   for (auto it = predicted_.begin(); it != predicted_.end() && it->first <= h.back().step;) {
     // The step predicted, and the loads of the steps before it (at most a window of them).
     size_t at = h.size();
@@ -182,8 +192,8 @@ void BalanceRule::score(const ControllerView& v) {
       const std::vector<double> recent = recent_mean(h, at, cfg_.noise_window, w.world_size);
       // On the loads that came: the plan the prediction asked for against the plan the recent
       // mean asks for.
-      const double by_mean = plan_compute_ms(w, actual, tune_plan(w, recent));
-      const double by_pred = plan_compute_ms(w, actual, tune_plan(w, it->second));
+      const double by_mean = plan_compute_ms(w, actual, tune_plan(w, recent, ref), ref);
+      const double by_pred = plan_compute_ms(w, actual, tune_plan(w, it->second, ref), ref);
       if (by_mean > 0) backtest_.push_back((by_mean - by_pred) / by_mean);
       while (backtest_.size() > window) backtest_.pop_front();
     }

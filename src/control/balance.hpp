@@ -59,9 +59,14 @@ struct TunedPlan {
   std::vector<int> seqs;                    // per DC
 };
 TunedPlan tune_plan(const World& w, const std::vector<double>& loads);
+// The same with the reference FLOPs given (reference_flops(w)), for callers that score many.
+TunedPlan tune_plan(const World& w, const std::vector<double>& loads,
+                    const std::vector<double>& ref_flops);
 // The compute time of a plan on these loads: the slowest DC's sequences × its slowest rank's time
 // per sequence (no sync, no re-split cost).
 double plan_compute_ms(const World& w, const std::vector<double>& loads, const TunedPlan& p);
+double plan_compute_ms(const World& w, const std::vector<double>& loads, const TunedPlan& p,
+                       const std::vector<double>& ref_flops);
 
 // The rule, with its memory of past predictions (how the plans they asked for would have done).
 class BalanceRule {

@@ -2,7 +2,6 @@
 #include "control/path_cost.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 namespace strait {
 
@@ -12,11 +11,7 @@ std::vector<PairTraffic> pair_traffic(const Plan& plan, const World& w) {
   if (n < 2) return t;
   const double S = w.gradient_bytes;
   if (plan.sync.strategy == "hierarchical") {
-    std::vector<int> order = plan.sync.ring;
-    if (order.empty()) {
-      order.resize(n);
-      std::iota(order.begin(), order.end(), 0);
-    }
+    const std::vector<int> order = ring_order(plan.sync.ring, n);
     // Reduce-scatter and allgather: 2(N−1) rounds of S/N bytes to the next DC on the ring.
     for (int i = 0; i < n; ++i) {
       PairTraffic& p = t[order[i] * n + order[(i + 1) % n]];

@@ -30,7 +30,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <numeric>
 #include <sstream>
 #include <tuple>
 
@@ -210,7 +209,7 @@ class Mdp final : public PathSelector {
         return expected_gbps(ls, i, j, at) / (1 + sharers[i * n + j]);
       };
       const double r0 = bottleneck_gbps(cand[0], rate), r1 = bottleneck_gbps(cand[1], rate);
-      fresh.share0 = r0 / (r0 + r1);
+      fresh.share0 = r0 + r1 > 0 ? r0 / (r0 + r1) : 0.5;
       fp.push_back(fresh.share0);
     }
     Pair& pair = pairs_[s * n + t];
@@ -295,11 +294,7 @@ class Mdp final : public PathSelector {
         b.gbps[a * n + c] = expected_gbps(ls, a, c, v.effective_step());
         b.latency_ms[a * n + c] = ls.latency_ms(a, c);
       }
-    std::vector<int> ring = v.plan().sync.ring;
-    if (ring.empty()) {
-      ring.resize(n);
-      std::iota(ring.begin(), ring.end(), 0);
-    }
+    const std::vector<int> ring = ring_order(v.plan().sync.ring, n);
     const HopCandidates around = [&](int s, int t) {
       const auto it = pairs_.find(s * n + t);
       return it == pairs_.end() ? std::vector<std::vector<int>>{d.paths[s * n + t]} : it->second.paths;

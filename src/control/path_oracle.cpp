@@ -14,7 +14,6 @@
 // decision takes effect: a REACTION BOUND, what a selector that knew every link's state exactly
 // but could not foresee a change during control.lag would reach (the paths' counterpart of
 // bench/balance_bound.cpp's late-2).
-#include <numeric>
 #include <sstream>
 
 #include "control/beliefs.hpp"
@@ -63,11 +62,7 @@ class Oracle final : public PathSelector {
       for (int a = 0; a < n; ++a)
         for (int c = 0; c < n; ++c)
           if (a != c && ls.has_link(a, c)) b.gbps[a * n + c] = gbps(a, c), b.latency_ms[a * n + c] = lat(a, c);
-      std::vector<int> ring = plan.ring;
-      if (ring.empty()) {
-        ring.resize(n);
-        std::iota(ring.begin(), ring.end(), 0);
-      }
+      const std::vector<int> ring = ring_order(plan.ring, n);
       const double S = w.gradient_bytes;
       const HopCandidates around = [&](int a, int c) { return simple_paths(ls, a, c, 2); };
       auto descend = [&](Paths paths) { return descend_ring(b, ring, std::move(paths), {}, S, around); };

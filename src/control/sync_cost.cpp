@@ -2,7 +2,6 @@
 #include "control/sync_cost.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 namespace strait {
 
@@ -76,20 +75,17 @@ double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const P
                     double bytes, const Routes* routes) {
   const int n = b.n;
   if (n <= 1) return 0;
-  std::vector<int> ring = order;
-  if (ring.empty()) {
-    ring.resize(n);
-    std::iota(ring.begin(), ring.end(), 0);
-  }
+  const std::vector<int> ring = ring_order(order, n);
   const bool split = routes && static_cast<int>(routes->size()) == n * n;
   Flows parts;
   std::vector<int> hop_of;  // per part: its hop (position i to i + 1)
   for (int i = 0; i < n; ++i) {
     const int pair = ring[i] * n + ring[(i + 1) % n];
-    if (split && !(*routes)[pair].empty()) {
+    const size_t before = parts.size();
+    if (split)
       for (const Route& r : (*routes)[pair])
         if (r.fraction > 0) parts.push_back({&r.path, bytes / n * r.fraction}), hop_of.push_back(i);
-    } else {
+    if (parts.size() == before) {  // no routes (or none with a share): the hop's path
       parts.push_back({&paths[pair], bytes / n});
       hop_of.push_back(i);
     }
@@ -133,10 +129,12 @@ double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const P
   return *std::max_element(done.begin(), done.end());
 }
 
-RingChoice descend_ring(const LinkBeliefs& b, const std::vector<int>& order, Paths paths,
+RingChoice descend_ring(const LinkBeliefs& b, const std::vector<int>& ring, Paths paths,
                         Routes routes, double bytes, const HopCandidates& candidates,
                         int passes) {
-  const int n = b.n, N = static_cast<int>(order.size());
+  const int n = b.n;
+  const std::vector<int> order = ring_order(ring, n);
+  const int N = static_cast<int>(order.size());
   if (static_cast<int>(routes.size()) != n * n) routes.assign(static_cast<size_t>(n) * n, {});
   double best = ring_seconds(b, order, paths, bytes, &routes);
   for (int pass = 0; pass < passes; ++pass) {

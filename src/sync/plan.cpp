@@ -1,7 +1,9 @@
 // plan.cpp — owner-plan helpers, checks and encodings (see plan.hpp).
 #include "sync/plan.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <sstream>
 #include <stdexcept>
 
@@ -87,6 +89,13 @@ void check_owner_plan(const SyncPlan& p, int n) {
       check_routes(p.broadcast[j * n + d], j, d, n, "broadcast");
     }
   }
+}
+
+std::vector<int> ring_order(const std::vector<int>& ring, int n) {
+  if (!ring.empty()) return ring;
+  std::vector<int> order(static_cast<size_t>(std::max(n, 0)));
+  std::iota(order.begin(), order.end(), 0);
+  return order;
 }
 
 void check_ring(const SyncPlan& p, int n) {

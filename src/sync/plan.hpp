@@ -41,6 +41,8 @@ SyncPlan star_plan(int num_dcs, int hub, const Paths& paths, const Routes* route
 // 1, or a path that does not run from its source to its destination. (Whether each path's links
 // exist is the transport's check: Transport::check_path.)
 void check_owner_plan(const SyncPlan& p, int num_dcs);
+// The ring's order: `ring`, or 0, 1, ..., n−1 when it is empty (the default order).
+std::vector<int> ring_order(const std::vector<int>& ring, int n);
 // Throws std::invalid_argument unless `ring` is empty or a permutation of 0..n−1.
 void check_ring(const SyncPlan& p, int num_dcs);
 // Every route path of an owner plan, for checks against the link graph.

@@ -402,6 +402,16 @@ TEST(RingSeconds, JointDescentPicksTheHopsThatShortenTheRing) {
   one[3 * 4 + 0] = {Route{{3, 2, 0}, 1.0}};
   EXPECT_DOUBLE_EQ(ring_seconds(c, {0, 1, 2, 3}, direct(4).paths, S, &one),
                    ring_seconds(c, {0, 1, 2, 3}, relayed, S));
+  // A split with no share on any route carries the hop on its path (not in no time).
+  Routes none(16);
+  none[3 * 4 + 0] = {Route{{3, 0}, 0.0}, Route{{3, 2, 0}, 0.0}};
+  EXPECT_DOUBLE_EQ(ring_seconds(c, {0, 1, 2, 3}, relayed, S, &none),
+                   ring_seconds(c, {0, 1, 2, 3}, relayed, S));
+
+  // An empty order is the index order, for the descent as for ring_seconds.
+  const auto [e, e_paths, e_routes] = descend_ring(b, {}, start, {}, S, around(3));
+  EXPECT_EQ(e_paths, paths);
+  EXPECT_DOUBLE_EQ(e, t);
 }
 
 TEST(RingBest, AvoidsTheSlowHopsOfTheIndexOrder) {
