@@ -26,8 +26,13 @@ Carriage::Carriage(int n, const std::vector<std::vector<int>>& paths)
     for (size_t h = 0; h + 1 < p.size(); ++h) {
       const int l = p[h] * n + p[h + 1];
       ++flows[l];
-      if (h == 0) first[l] = true;
-      for (size_t u = 0; u < h; ++u) upstream[l].push_back(p[u] * n + p[u + 1]);
+      if (h == 0) {
+        first[l] = true;
+        continue;
+      }
+      std::vector<int> before;
+      for (size_t u = 0; u < h; ++u) before.push_back(p[u] * n + p[u + 1]);
+      upstream[l].push_back(std::move(before));
     }
 }
 
@@ -61,7 +66,7 @@ int LinkStates::state_of(int s, int d, double gbps) const {
   return level(gbps, binned_ref_[s * n_ + d]);
 }
 
-void LinkStates::add(int l, int64_t step, double gbps) {
+void LinkStates::add(int l, int64_t step, double gbps, bool bound) {
   const int k = level(gbps, binned_ref_[l]);
   const int K = p_.states;
   if (last_step_[l] >= 0 && step == last_step_[l] + 1) {
@@ -74,15 +79,17 @@ void LinkStates::add(int l, int64_t step, double gbps) {
     gaps.push_back(gap);
     if (gaps.size() > kKeptGaps) gaps.erase(gaps.begin()), fitted_[l] = std::max<size_t>(1, fitted_[l]) - 1;
     // At once by the chain as it stands; every kRefit gaps all of them again, until the
-    // chain they give is the one they were counted with (below). While there are few, at every
-    // gap: counted once by the prior's chain (persistence 5/8 with 4 levels), a link measured
-    // congested at both ends of a 6-step gap taught that congestion ends within a few steps, and
-    // mdp went back to it every few steps (detour3 under tc).
+    // chain they give is the one they were counted with (below). While there are few (up to
+    // kRefit), at every gap: a gap counted once by a chain still close to its prior teaches
+    // that prior's persistence back to it (the fixed prior this file had, 5/8 with 4 levels:
+    // a link measured congested at both ends of a 6-step gap "taught" that congestion ends
+    // within a few steps, and mdp went back to it every few steps on detour3 under tc).
     expect_gap(smoothed(counts_[l], l), gap, counts_[l]);
     if (gaps.size() >= fitted_[l] + kRefit || gaps.size() <= kRefit) refit(l);
   }
   last_state_[l] = k;
   last_step_[l] = step;
+  if (bound) return;  // "at least gbps": the level, not the level's capacity
   sum_[l][k] += gbps;
   num_[l][k] += 1;
 }
@@ -102,7 +109,7 @@ std::vector<double> LinkStates::smoothed(const std::vector<double>& c, int l) co
   // 6-step gap, on steps of 60 ms, was expected to have recovered within a few steps and mdp
   // went back to it again and again (detour3 under tc); and a clear link measured once was given
   // a 56% chance of levels never seen anywhere, at made-up capacities, so a relay over it looked
-  // slower than the direct link it was to relieve (clear3: mdp stopped splitting, 6418 → 6111 tok/s).
+  // slower than the direct link it was to relieve (on clear3 mdp stopped splitting).
   std::vector<double> others(static_cast<size_t>(K) * K, 0.0);
   for (size_t m = 0; m < counts_.size(); ++m)
     if (static_cast<int>(m) != l)
@@ -183,7 +190,7 @@ void LinkStates::rebin(int l) {
   fitted_[l] = 0;
   seen_[l] = 0;
   last_step_[l] = -1;
-  for (const Sample& x : series_[l]) add(l, x.step, x.gbps);
+  for (const Sample& x : series_[l]) add(l, x.step, x.gbps, x.bound);
   if (!gaps_[l].empty()) refit(l);
 }
 
@@ -204,23 +211,32 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
       }
       if (!(m.stream_ms > 0 && m.stream_bytes > 0)) continue;
       const double g = m.stream_gbps();
+      bool bound = false;
       if (carried && !carried->first[l] && !carried->upstream[l].empty()) {
-        double pace = 1e300;  // what the hops before it let through, per flow
-        for (int u : carried->upstream[l])
-          pace = std::min(pace, (rate[u] > 0 ? rate[u] : ewma_[u]) / std::max(1, carried->flows[u]));
+        // What the hops before it let through: per relayed flow, its slowest upstream link's
+        // rate over that link's flows; the link's own rate counts all its flows together.
+        double pace = 0;
+        for (const std::vector<int>& before : carried->upstream[l]) {
+          double p = 1e300;
+          for (int u : before)
+            p = std::min(p, (rate[u] > 0 ? rate[u] : ewma_[u]) / std::max(1, carried->flows[u]));
+          pace += p;
+        }
         // Paced, it is a lower bound: taken when it says the link is better than believed
-        // (above its last level's mean, or above its best so far), else it says nothing.
+        // (above its last level's mean, or above its best so far), else it says nothing; a
+        // bound moves the link's level and reference, not its levels' mean capacities.
         if (g >= kPaced * pace) {
           if (last_step_[l] < 0) continue;
           const int k = last_state_[l];
           const double believed = num_[l][k] > 0 ? sum_[l][k] / num_[l][k] : binned_ref_[l];
           if (!(g > believed || g > ref_[l])) continue;
+          bound = true;
         }
       }
       ewma_[l] = last_step_[l] >= 0 ? (1 - p_.ewma_alpha) * ewma_[l] + p_.ewma_alpha * g : g;
       last_[l] = g;
       auto& ser = series_[l];
-      ser.push_back({r.step, g});
+      ser.push_back({r.step, g, bound});
       if (ser.size() > kKept) ser.pop_front();
       // The reference: the 90th percentile (nearest rank) of the kept measurements — high
       // enough to be the link at its best when it is congested most of the time, low enough
@@ -233,7 +249,7 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
       std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(rank), v.end());
       ref_[l] = v[rank];
       if (std::fabs(ref_[l] - binned_ref_[l]) > kRebin * binned_ref_[l]) rebin(l);
-      else add(l, r.step, g);
+      else add(l, r.step, g, bound);
     }
 }
 

@@ -30,10 +30,12 @@
 //              relay through it looked hopeless. Given which flows the step's plan sent where
 //              (Carriage), a link that carried only relayed flows gives a capacity sample only
 //              when it streamed well below the pace its upstream allowed (it was the bottleneck:
-//              under kPaced × the slowest upstream link's rate over its flows); otherwise the
-//              measurement says only "at least this", taken when it is above what the link is
-//              believed to deliver (its last level's mean, or its best so far: a recovery seen
-//              through a relay), ignored when not.
+//              under kPaced × the sum over its flows of each one's slowest upstream link's rate
+//              over that link's flows); otherwise the measurement says only "at least this",
+//              taken when it is above what the link is believed to deliver (its last level's
+//              mean, or its best so far: a recovery seen through a relay) as the link's level
+//              and a candidate for its reference, not as a level's capacity; ignored when not,
+//              and always on a link never measured before.
 // Units: Gbit/s and ms of the run (what the wire delivers: with network.time_scale s, the
 // configured priors enter as capacity / s and latency · s). Nothing here reads the scenario.
 #pragma once
@@ -51,7 +53,8 @@ struct StepRecord;
 struct Carriage {
   std::vector<bool> first;                // some flow starts on the link (its sender had the bytes)
   std::vector<int> flows;                 // how many flows crossed it
-  std::vector<std::vector<int>> upstream; // links before it on the flows relayed onto it
+  // Per link, per flow relayed onto it: the links before it on that flow's path.
+  std::vector<std::vector<std::vector<int>>> upstream;
   Carriage(int n, const std::vector<std::vector<int>>& paths);
 };
 
@@ -112,6 +115,7 @@ class LinkStates {
   struct Sample {
     int64_t step;
     double gbps;
+    bool bound;  // a lower bound (a paced relayed hop's), not the link's rate
   };
   std::vector<std::deque<Sample>> series_;       // per link: its measurements (the last kKept)
 
@@ -125,7 +129,8 @@ class LinkStates {
 
   static constexpr size_t kKept = 4096;
   int level(double gbps, double ref) const;
-  void add(int l, int64_t step, double gbps);    // into the chain and the levels' means
+  void add(int l, int64_t step, double gbps, bool bound);  // into the chain (and the levels'
+                                                             // means unless a bound)
   // Link l's chain from its counts, under a prior from the other links' (link_state.cpp).
   std::vector<double> smoothed(const std::vector<double>& counts, int l) const;
   void expect_gap(const std::vector<double>& P, const Gap& gap, std::vector<double>& counts) const;

@@ -6,7 +6,8 @@
 //            their rates;
 //   state    the joint congestion state of the links involved (link_state.hpp: each link's
 //            measured rate cut into `states` levels) and the action in force (switching costs);
-//   model    each link's own Markov chain (Laplace-smoothed transition counts) — links move
+//   model    each link's own Markov chain (link_state.hpp: its transition counts under a prior
+//            from the world's other links) — links move
 //            independently, and our traffic does not change their state — and each state's mean
 //            measured capacity; latency from the measured small-message samples;
 //   cost     the expected time of the pair's traffic (path_cost.hpp: messages × latency + bytes /

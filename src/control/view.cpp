@@ -69,8 +69,12 @@ void ControllerView::set_plan(Plan p) {
 }
 
 void ControllerView::record(StepRecord r) {
-  while (in_force_.size() > 1 && in_force_[1].effective <= r.step) in_force_.pop_front();
-  if (!in_force_.empty() && in_force_.front().effective <= r.step) {
+  // The sync a record measures: its own step's, or, when the step's sync overlapped the next
+  // step's compute (pipelined), the one that ran while this step computed — the previous
+  // step's, under the decision in force then (run_step.cpp takes the counters after it).
+  const int64_t synced = r.overlapped ? r.step - 1 : r.step;
+  while (in_force_.size() > 1 && in_force_[1].effective <= synced) in_force_.pop_front();
+  if (!in_force_.empty() && in_force_.front().effective <= synced) {
     const Carriage carried(world_.num_dcs, flow_paths(in_force_.front(), world_));
     links_.observe(r, &carried);
   } else {

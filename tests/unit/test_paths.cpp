@@ -167,7 +167,7 @@ TEST(LinkStates, ALevelSeenBrieflyBorrowsTheLinksPersistence) {
 
 // A level a link has never left is not given a chance of congestion the world has never shown:
 // one link clear for 60 steps, another measured clear twice. The second's row borrows the
-// first's (it stays with probability 60/62 under the base's pseudo-counts); with a fixed prior
+// first's (its prior row stays with probability (59 + 8p̄)/67 ≈ 0.995); with a fixed prior
 // it would stay with (1 + 5)/(1 + 8) and, four steps on, be believed clear only 30% of the
 // time, at made-up capacities the rest.
 TEST(LinkStates, ALinkSeenBrieflyBorrowsTheWorldsChain) {
@@ -250,7 +250,7 @@ TEST(LinkStates, RelayedHopsSayLittleAboutTheirLink) {
   EXPECT_TRUE(c.first[2 * 3 + 1]);
   EXPECT_FALSE(c.first[1 * 3 + 0]);
   EXPECT_EQ(c.flows[2 * 3 + 1], 1);
-  EXPECT_EQ(c.upstream[1 * 3 + 0], std::vector<int>{2 * 3 + 1});
+  EXPECT_EQ(c.upstream[1 * 3 + 0], (std::vector<std::vector<int>>{{2 * 3 + 1}}));
   EXPECT_TRUE(c.upstream[2 * 3 + 1].empty());
 
   LinkStates ls(3, {0, 1, 1, 1, 0, 1, 1, 1, 0}, std::vector<double>(9, 10.0), LinkStates::Params{4, 0.5});
@@ -280,8 +280,25 @@ TEST(LinkStates, RelayedHopsSayLittleAboutTheirLink) {
   EXPECT_EQ(ls.last_measured_step(1, 0), 3);  // 0.03 < 0.35: the bottleneck, taken
   ls.observe(step(4, 1.0, 0.4), &two);
   EXPECT_EQ(ls.last_measured_step(1, 0), 4);  // paced, but above what it was believed at: taken
-  ls.observe(step(5, 1.0, 0.06), &two);
-  EXPECT_EQ(ls.last_measured_step(1, 0), 5);  // the bottleneck again
+  EXPECT_EQ(ls.last_state(1, 0), 3);          // as its level ...
+  ls.observe(step(5, 1.0, 0.45), &two);
+  EXPECT_EQ(ls.last_measured_step(1, 0), 5);
+  // ... and its reference (0.45), not as a level's capacity: the top level, never measured as
+  // such, is the reference (were the bounds counted, their mean: 0.425).
+  EXPECT_NEAR(ls.reference_gbps(1, 0), 0.45, 1e-12);
+  EXPECT_NEAR(ls.state_gbps(1, 0)[3], 0.45, 1e-12);
+  ls.observe(step(6, 1.0, 0.06), &two);
+  EXPECT_EQ(ls.last_measured_step(1, 0), 6);  // the bottleneck again
+
+  // Two flows relayed onto 1→2 from different upstream links (0→1, 3→1), each let through
+  // at 1.0: the link's own 0.9 for both together is below 0.7 × (1 + 1), the bottleneck.
+  const Carriage joined(4, {{0, 1, 2}, {3, 1, 2}});
+  LinkStates four(4, std::vector<double>(16, 1.0), std::vector<double>(16, 10.0), LinkStates::Params{4, 0.5});
+  StepRecord r = step_with(0, 4, 0, 1, 1.0);
+  r.links[3 * 4 + 1] = step_with(0, 4, 3, 1, 1.0).links[3 * 4 + 1];
+  r.links[1 * 4 + 2] = step_with(0, 4, 1, 2, 0.9).links[1 * 4 + 2];
+  four.observe(r, &joined);
+  EXPECT_NEAR(four.last_gbps(1, 2), 0.9, 1e-12);
 }
 
 namespace {
@@ -337,16 +354,36 @@ TEST(LinkStates, TheViewReadsAStepUnderThePlanInForce) {
   relay.effective = 2;
   relay.paths[0 * 3 + 1] = {0, 2, 1};  // the ring's a→b hop relayed through c from step 2
   v.set_plan(relay);
-  auto step = [](int64_t s) {  // c→b streams as slowly as a→c
+  auto step = [](int64_t s, double cb) {  // a→c at 0.01, c→b at `cb`
     StepRecord r = step_with(s, 3, 0, 2, 0.01);
-    r.links[2 * 3 + 1] = step_with(s, 3, 2, 1, 0.01).links[2 * 3 + 1];
+    r.links[2 * 3 + 1] = step_with(s, 3, 2, 1, cb).links[2 * 3 + 1];
     return r;
   };
-  v.record(step(1));  // the direct plan: c→b carried nothing of ours but measured: its own rate
+  v.record(step(1, 0.02));  // the direct plan: c→b carried nothing of ours, measured: its rate
   EXPECT_EQ(v.links().last_measured_step(2, 1), 1);
-  v.record(step(2));  // relayed: c→b at a→c's pace, not above its last level: ignored
+  v.record(step(2, 0.01));  // relayed: c→b at a→c's pace, below what it was believed: ignored
   EXPECT_EQ(v.links().last_measured_step(2, 1), 1);
   EXPECT_EQ(v.links().last_measured_step(0, 2), 2);
+  // A pipelined step's record measures the sync that ran while it computed: the previous
+  // step's. Relaying ends at step 5; record 5, overlapped, is still read under the relay.
+  Plan direct = relay;
+  direct.effective = 5;
+  direct.paths[0 * 3 + 1] = {0, 1};
+  v.set_plan(direct);
+  StepRecord four = step(4, 0.01), five = step(5, 0.01);
+  four.overlapped = five.overlapped = true;
+  v.record(four);
+  v.record(five);
+  EXPECT_EQ(v.links().last_measured_step(2, 1), 1);  // both paced: ignored
+  StepRecord six = step(6, 0.01);
+  six.overlapped = true;
+  v.record(six);  // measures step 5's sync, under the direct plan: c→b's own rate
+  EXPECT_EQ(v.links().last_measured_step(2, 1), 6);
+  // Relayed again from step 8: well below a→c's 0.01, c→b was the bottleneck: taken.
+  relay.effective = 8;
+  v.set_plan(relay);
+  v.record(step(8, 0.001));
+  EXPECT_EQ(v.links().last_measured_step(2, 1), 8);
 }
 
 TEST(PathSelectors, BaselinesOnTheConfiguredTriangle) {
