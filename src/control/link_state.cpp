@@ -209,10 +209,22 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
                                : m.latency_ms;
         lat_seen_[l] = true;
       }
-      if (!(m.stream_ms > 0 && m.stream_bytes > 0)) continue;
-      const double g = m.stream_gbps();
-      bool bound = false;
-      if (carried && !carried->first[l] && !carried->upstream[l].empty()) {
+      // Above what the link is believed to deliver (its last level's mean, or its best so far).
+      auto above_belief = [&](double g) {
+        const int k = last_state_[l];
+        const double believed = num_[l][k] > 0 ? sum_[l][k] / num_[l][k] : binned_ref_[l];
+        return g > believed || g > ref_[l];
+      };
+      const bool streamed = m.stream_ms > 0 && m.stream_bytes > 0;
+      // Sync bytes but no streaming rate: the flows were over before their chunks could be
+      // timed — a fast link. Their goodput (latency included) is a lower bound on its rate:
+      // without it a link carrying a fast part of a split was never measured, its belief drifted
+      // back towards congestion, and the split kept shifting bytes off it (markov3).
+      const bool timed_out = !streamed && m.bytes - m.control_bytes > 0 && m.wire_ms > 0;
+      if (!streamed && !(timed_out && last_step_[l] >= 0 && above_belief(m.goodput_gbps()))) continue;
+      const double g = streamed ? m.stream_gbps() : m.goodput_gbps();
+      bool bound = !streamed;
+      if (streamed && carried && !carried->first[l] && !carried->upstream[l].empty()) {
         // What the hops before it let through: per relayed flow, its slowest upstream link's
         // rate over that link's flows; the link's own rate counts all its flows together.
         double pace = 0;
@@ -226,10 +238,7 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
         // (above its last level's mean, or above its best so far), else it says nothing; a
         // bound moves the link's level and reference, not its levels' mean capacities.
         if (g >= kPaced * pace) {
-          if (last_step_[l] < 0) continue;
-          const int k = last_state_[l];
-          const double believed = num_[l][k] > 0 ? sum_[l][k] / num_[l][k] : binned_ref_[l];
-          if (!(g > believed || g > ref_[l])) continue;
+          if (last_step_[l] < 0 || !above_belief(g)) continue;
           bound = true;
         }
       }

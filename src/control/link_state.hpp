@@ -35,7 +35,8 @@
 //              taken when it is above what the link is believed to deliver (its last level's
 //              mean, or its best so far: a recovery seen through a relay) as the link's level
 //              and a candidate for its reference, not as a level's capacity; ignored when not,
-//              and always on a link never measured before.
+//              and always on a link never measured before. A link that carried sync bytes too
+//              fast to time (no streaming rate) gives its goodput as such a lower bound.
 // Units: Gbit/s and ms of the run (what the wire delivers: with network.time_scale s, the
 // configured priors enter as capacity / s and latency · s). Nothing here reads the scenario.
 #pragma once

@@ -68,7 +68,11 @@ std::vector<double> contract(std::vector<double> V, const std::vector<std::vecto
 // twentieth to a seventh of the link; a link never measured, its smoothed figure (the prior).
 double expected_gbps(const LinkStates& ls, int a, int b, int64_t at) {
   if (!ls.measured(a, b)) return ls.ewma_gbps(a, b);
-  const std::vector<double> bel = ls.belief(a, b, at), lv = ls.state_gbps(a, b);
+  const std::vector<double> bel = ls.belief(a, b, at);
+  std::vector<double> lv = ls.state_gbps(a, b);
+  // In the level it was last measured in, the link is where it was last measured: a level
+  // spans a factor (the lowest of four holds a quarter and a twentieth of a link alike).
+  lv[ls.last_state(a, b)] = ls.last_gbps(a, b);
   double per_gbit = 0;
   for (size_t k = 0; k < bel.size(); ++k) per_gbit += bel[k] / std::max(lv[k], 1e-12);
   return 1 / per_gbit;

@@ -345,6 +345,38 @@ struct Triangle {
 
 }  // namespace
 
+// Sync bytes that were over before their chunks could be timed (a fast part of a split): no
+// streaming rate, but their goodput is a lower bound on the link's rate — taken when above
+// what the link is believed to deliver (a recovery), ignored otherwise, never before a
+// measurement.
+TEST(LinkStates, BytesTooFastToTimeSayTheLinkIsAtLeastThatFast) {
+  LinkStates ls(2, {0, 1.0, 1.0, 0}, {0, 10, 10, 0}, LinkStates::Params{4, 0.5});
+  auto fast = [](int64_t s, double gbps) {  // 1e5 bytes delivered at `gbps`, nothing timed
+    StepRecord r;
+    r.step = s;
+    r.links.assign(4, LinkStep{});
+    r.links[1].bytes = 1e5;
+    r.links[1].wire_ms = 1e5 * 8 / (gbps * 1e6);
+    return r;
+  };
+  ls.observe(fast(0, 0.5));
+  EXPECT_FALSE(ls.measured(0, 1));  // no measurement to bound yet
+  ls.observe(step_with(1, 2, 0, 1, 1.0));
+  ls.observe(step_with(2, 2, 0, 1, 0.01));
+  EXPECT_EQ(ls.last_state(0, 1), 0);
+  ls.observe(fast(3, 0.005));  // below what it is believed at: says nothing
+  EXPECT_EQ(ls.last_measured_step(0, 1), 2);
+  ls.observe(fast(4, 0.8));    // recovered: at least 0.8, the top level
+  EXPECT_EQ(ls.last_measured_step(0, 1), 4);
+  EXPECT_EQ(ls.last_state(0, 1), 3);
+  EXPECT_NEAR(ls.state_gbps(0, 1)[3], 1.0, 1e-12);  // the bound is not a level's capacity
+  // Controller traffic alone is no sync bytes.
+  StepRecord ctl = fast(5, 0.9);
+  ctl.links[1].control_bytes = ctl.links[1].bytes;
+  ls.observe(ctl);
+  EXPECT_EQ(ls.last_measured_step(0, 1), 4);
+}
+
 // The controller reads a step's measurements under the plan that was in force in that step
 // (decisions take effect control.lag steps after they are made).
 TEST(LinkStates, TheViewReadsAStepUnderThePlanInForce) {
