@@ -48,8 +48,13 @@ LinkStates::LinkStates(int n, std::vector<double> configured_gbps,
   lat_ = latency_prior_;
   lat_seen_.assign(L, false);
   last_step_.assign(L, -1);
+  chain_step_.assign(L, -1);
+  bel_step_.assign(L, -1);
+  last_bound_.assign(L, false);
   seen_.assign(L, 0);
-  last_state_.assign(L, p_.states - 1);
+  chain_state_.assign(L, p_.states - 1);
+  bel_.assign(L, std::vector<double>(p_.states, 0.0));
+  for (auto& b : bel_) b.back() = 1.0;  // the top level: the configured prior
   counts_.assign(L, std::vector<double>(static_cast<size_t>(p_.states) * p_.states, 0.0));
   direct_ = counts_;
   sum_.assign(L, std::vector<double>(p_.states, 0.0));
@@ -69,12 +74,18 @@ int LinkStates::state_of(int s, int d, double gbps) const {
 void LinkStates::add(int l, int64_t step, double gbps, bool bound) {
   const int k = level(gbps, binned_ref_[l]);
   const int K = p_.states;
-  if (last_step_[l] >= 0 && step == last_step_[l] + 1) {
-    direct_[l][static_cast<size_t>(last_state_[l]) * K + k] += 1;
-    counts_[l][static_cast<size_t>(last_state_[l]) * K + k] += 1;
+  last_step_[l] = step;
+  last_bound_[l] = bound;
+  if (bound) {  // "at least gbps": the belief loses the levels below, the chain learns nothing
+    truncate(l, step, k);
+    return;
+  }
+  if (chain_step_[l] >= 0 && step == chain_step_[l] + 1) {
+    direct_[l][static_cast<size_t>(chain_state_[l]) * K + k] += 1;
+    counts_[l][static_cast<size_t>(chain_state_[l]) * K + k] += 1;
     ++seen_[l];
-  } else if (last_step_[l] >= 0 && step > last_step_[l] + 1 && step - last_step_[l] <= kMaxGap) {
-    const Gap gap{last_state_[l], k, step - last_step_[l]};
+  } else if (chain_step_[l] >= 0 && step > chain_step_[l] + 1 && step - chain_step_[l] <= kMaxGap) {
+    const Gap gap{chain_state_[l], k, step - chain_step_[l]};
     auto& gaps = gaps_[l];
     gaps.push_back(gap);
     if (gaps.size() > kKeptGaps) gaps.erase(gaps.begin()), fitted_[l] = std::max<size_t>(1, fitted_[l]) - 1;
@@ -87,11 +98,36 @@ void LinkStates::add(int l, int64_t step, double gbps, bool bound) {
     expect_gap(smoothed(counts_[l], l), gap, counts_[l]);
     if (gaps.size() >= fitted_[l] + kRefit || gaps.size() <= kRefit) refit(l);
   }
-  last_state_[l] = k;
-  last_step_[l] = step;
-  if (bound) return;  // "at least gbps": the level, not the level's capacity
+  chain_state_[l] = k;
+  chain_step_[l] = step;
+  bel_[l].assign(static_cast<size_t>(K), 0.0);
+  bel_[l][k] = 1.0;
+  bel_step_[l] = step;
   sum_[l][k] += gbps;
   num_[l][k] += 1;
+}
+
+// A lower bound in level k at `step` (censored: the link delivered at least that much): the
+// belief then, without the levels below k. Counted as the level it names — what bounds did
+// before — it taught the chain congestion the link never had and held the link there: on
+// markov3 links carrying small flows behind a slow ring hop (their receiver came late, so
+// their goodput was a third of the link) sat in level 1 at their goodput, and mdp stopped
+// splitting a congested pair over them.
+void LinkStates::truncate(int l, int64_t step, int k) {
+  std::vector<double> b = belief(l / n_, l % n_, step);
+  double mass = 0;
+  for (int j = 0; j < p_.states; ++j) {
+    if (j < k) b[j] = 0;
+    mass += b[j];
+  }
+  if (mass > 0) {
+    for (double& x : b) x /= mass;
+  } else {
+    std::fill(b.begin(), b.end(), 0.0);
+    b[k] = 1.0;
+  }
+  bel_[l] = std::move(b);
+  bel_step_[l] = step;
 }
 
 std::vector<double> LinkStates::smoothed(const std::vector<double>& c, int l) const {
@@ -189,7 +225,10 @@ void LinkStates::rebin(int l) {
   gaps_[l].clear();
   fitted_[l] = 0;
   seen_[l] = 0;
-  last_step_[l] = -1;
+  last_step_[l] = chain_step_[l] = bel_step_[l] = -1;
+  chain_state_[l] = p_.states - 1;
+  std::fill(bel_[l].begin(), bel_[l].end(), 0.0);
+  bel_[l].back() = 1.0;
   for (const Sample& x : series_[l]) add(l, x.step, x.gbps, x.bound);
   if (!gaps_[l].empty()) refit(l);
 }
@@ -211,7 +250,7 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
       }
       // Above what the link is believed to deliver (its last level's mean, or its best so far).
       auto above_belief = [&](double g) {
-        const int k = last_state_[l];
+        const int k = last_state(s, d);
         const double believed = num_[l][k] > 0 ? sum_[l][k] / num_[l][k] : binned_ref_[l];
         return g > believed || g > ref_[l];
       };
@@ -221,7 +260,16 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
       // without it a link carrying a fast part of a split was never measured, its belief drifted
       // back towards congestion, and the split kept shifting bytes off it (markov3).
       const bool timed_out = !streamed && m.bytes - m.control_bytes > 0 && m.wire_ms > 0;
-      if (!streamed && !(timed_out && last_step_[l] >= 0 && above_belief(m.goodput_gbps()))) continue;
+      // A bound not taken (below what the link is believed at) still rules out the levels below
+      // it (truncate); it does not move the estimates.
+      auto only_truncate = [&](double g) {
+        if (last_step_[l] >= 0) truncate(l, r.step, level(g, binned_ref_[l]));
+      };
+      if (!streamed && !timed_out) continue;
+      if (!streamed && (last_step_[l] < 0 || !above_belief(m.goodput_gbps()))) {
+        only_truncate(m.goodput_gbps());
+        continue;
+      }
       const double g = streamed ? m.stream_gbps() : m.goodput_gbps();
       bool bound = !streamed;
       if (streamed && carried && !carried->first[l] && !carried->upstream[l].empty()) {
@@ -238,7 +286,10 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
         // (above its last level's mean, or above its best so far), else it says nothing; a
         // bound moves the link's level and reference, not its levels' mean capacities.
         if (g >= kPaced * pace) {
-          if (last_step_[l] < 0 || !above_belief(g)) continue;
+          if (last_step_[l] < 0 || !above_belief(g)) {
+            only_truncate(g);
+            continue;
+          }
           bound = true;
         }
       }
@@ -265,7 +316,10 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
 double LinkStates::last_gbps(int s, int d) const { return last_[s * n_ + d]; }
 double LinkStates::ewma_gbps(int s, int d) const { return ewma_[s * n_ + d]; }
 double LinkStates::latency_ms(int s, int d) const { return lat_[s * n_ + d]; }
-int LinkStates::last_state(int s, int d) const { return last_state_[s * n_ + d]; }
+int LinkStates::last_state(int s, int d) const {
+  const auto& b = bel_[s * n_ + d];
+  return static_cast<int>(std::max_element(b.begin(), b.end()) - b.begin());
+}
 
 std::vector<double> LinkStates::transition(int s, int d) const {
   return smoothed(counts_[s * n_ + d], s * n_ + d);
@@ -283,12 +337,11 @@ std::vector<double> LinkStates::state_gbps(int s, int d) const {
 
 std::vector<double> LinkStates::belief(int s, int d, int64_t at) const {
   const int K = p_.states, l = s * n_ + d;
-  std::vector<double> b(K, 0.0);
-  b[last_state_[l]] = 1.0;
-  if (last_step_[l] < 0) return b;
+  std::vector<double> b = bel_[l];
+  if (bel_step_[l] < 0) return b;
   const std::vector<double> P = transition(s, d);
   // Past a few hundred steps the chain has long forgotten where it started.
-  const int64_t steps = std::min<int64_t>(at - last_step_[l], 256);
+  const int64_t steps = std::clamp<int64_t>(at - bel_step_[l], 0, 256);
   for (int64_t t = 0; t < steps; ++t) {
     std::vector<double> next(K, 0.0);
     for (int i = 0; i < K; ++i)
@@ -296,6 +349,25 @@ std::vector<double> LinkStates::belief(int s, int d, int64_t at) const {
     b = std::move(next);
   }
   return b;
+}
+
+// The rate at which a link is expected to carry bytes at step `at`: the one that gives the
+// expected transfer time, 1 / Σ_k b_k / g_k over its belief then (b) and its levels' mean
+// measured capacities (g) — not Σ b_k g_k, which a 10% chance of the clear level lifts from a
+// twentieth to a seventh of the link; a link never measured, its smoothed figure (the prior).
+double LinkStates::expected_gbps(int s, int d, int64_t at) const {
+  const int l = s * n_ + d;
+  if (!measured(s, d)) return ewma_[l];
+  const std::vector<double> bel = belief(s, d, at);
+  std::vector<double> lv = state_gbps(s, d);
+  // In the level it was last measured in, the link is where it was last measured: a level
+  // spans a factor (the lowest of four holds a quarter and a twentieth of a link alike). A
+  // bound says "at least": the level's capacity, or the bound if above it.
+  const int k = level(last_[l], binned_ref_[l]);
+  lv[k] = last_bound_[l] ? std::max(lv[k], last_[l]) : last_[l];
+  double per_gbit = 0;
+  for (size_t j = 0; j < bel.size(); ++j) per_gbit += bel[j] / std::max(lv[j], 1e-12);
+  return 1 / per_gbit;
 }
 
 }  // namespace strait

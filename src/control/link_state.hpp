@@ -23,7 +23,9 @@
 //              the diagonal; link_state.cpp, smoothed),
 //              and each state's mean measured capacity;
 //   belief     the state distribution now: the last measured state propagated by the chain over
-//              the steps since, so an unused link's recovery is predicted rather than assumed.
+//              the steps since, so an unused link's recovery is predicted rather than assumed. A
+//              lower bound (below) is a censored sample: it removes the levels below its own
+//              from the belief and teaches the chain nothing;
 //   pacing     a relay forwards chunks as they arrive, so a flow on a relayed hop streams at the
 //              pace of the hops before it, not at its link's: 1→0 carrying 2→1→0 while 2→1 ran at
 //              0.005 Gbit/s measured 0.003 on a 0.1 link, became that link's "best", and every
@@ -33,9 +35,10 @@
 //              under kPaced × the sum over its flows of each one's slowest upstream link's rate
 //              over that link's flows); otherwise the measurement says only "at least this",
 //              taken when it is above what the link is believed to deliver (its last level's
-//              mean, or its best so far: a recovery seen through a relay) as the link's level
-//              and a candidate for its reference, not as a level's capacity; ignored when not,
-//              and always on a link never measured before. A link that carried sync bytes too
+//              mean, or its best so far: a recovery seen through a relay) as a floor on the
+//              link's level and a candidate for its reference, not as a level's capacity; when
+//              not, it only rules out the levels below its own; ignored on a link never
+//              measured before. A link that carried sync bytes too
 //              fast to time (no streaming rate) gives its goodput as such a lower bound.
 // Units: Gbit/s and ms of the run (what the wire delivers: with network.time_scale s, the
 // configured priors enter as capacity / s and latency · s). Nothing here reads the scenario.
@@ -87,7 +90,9 @@ class LinkStates {
   double ewma_gbps(int s, int d) const;     // smoothed (the prior before a measurement)
   double latency_ms(int s, int d) const;    // smoothed one-way latency (the prior before a sample)
   bool latency_sampled(int s, int d) const { return lat_seen_[s * n_ + d]; }
-  int last_state(int s, int d) const;       // state of the last measurement (top state before one)
+  // The most likely state at the last sample (exact: its level; a bound: of the levels at or
+  // above the bound's, the one the chain made likeliest); the top state before one.
+  int last_state(int s, int d) const;
   int64_t last_measured_step(int s, int d) const { return last_step_[s * n_ + d]; }
   // The state bin of a capacity on this link.
   int state_of(int s, int d, double gbps) const;
@@ -98,6 +103,8 @@ class LinkStates {
   std::vector<double> state_gbps(int s, int d) const;
   // The state distribution at step `at` (>= the last measured step): the last state propagated.
   std::vector<double> belief(int s, int d, int64_t at) const;
+  // The rate that gives the expected transfer time at step `at` (link_state.cpp).
+  double expected_gbps(int s, int d, int64_t at) const;
   // How many transitions between consecutive measured steps the chain of a link has seen (the
   // expected ones across gaps not included).
   int64_t transitions_seen(int s, int d) const { return seen_[s * n_ + d]; }
@@ -108,8 +115,12 @@ class LinkStates {
   std::vector<double> nominal_, latency_prior_;
   std::vector<double> last_, ewma_, lat_;
   std::vector<bool> lat_seen_;
-  std::vector<int64_t> last_step_, seen_;
-  std::vector<int> last_state_;
+  std::vector<int64_t> last_step_, seen_;  // last sample taken (exact or bound); transitions
+  std::vector<bool> last_bound_;            // whether that sample was a bound
+  std::vector<int64_t> chain_step_;         // last exact sample (the chain's), and its level
+  std::vector<int> chain_state_;
+  std::vector<std::vector<double>> bel_;    // per link: the state distribution at bel_step_
+  std::vector<int64_t> bel_step_;           // (one-hot at an exact sample; bounds truncate it)
   std::vector<std::vector<double>> counts_;      // per link: K×K transition counts
   std::vector<std::vector<double>> sum_, num_;   // per link and state: sum and count of gbps
   std::vector<double> ref_, binned_ref_;         // per link: reference; the one levels use
@@ -136,6 +147,7 @@ class LinkStates {
   std::vector<double> smoothed(const std::vector<double>& counts, int l) const;
   void expect_gap(const std::vector<double>& P, const Gap& gap, std::vector<double>& counts) const;
   void refit(int l);                             // every gap counted again (EM)
+  void truncate(int l, int64_t step, int k);     // a bound in level k at `step`: belief ≥ k
   void rebin(int l);                             // rebuild those from series_[l]
 };
 

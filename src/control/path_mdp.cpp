@@ -62,22 +62,6 @@ std::vector<double> contract(std::vector<double> V, const std::vector<std::vecto
   return V;
 }
 
-// The rate at which a link is expected to carry bytes at step `at`: the one that gives the
-// expected transfer time, 1 / Σ_k b_k / g_k over its belief then (b) and its levels' mean
-// measured capacities (g) — not Σ b_k g_k, which a 10% chance of the clear level lifts from a
-// twentieth to a seventh of the link; a link never measured, its smoothed figure (the prior).
-double expected_gbps(const LinkStates& ls, int a, int b, int64_t at) {
-  if (!ls.measured(a, b)) return ls.ewma_gbps(a, b);
-  const std::vector<double> bel = ls.belief(a, b, at);
-  std::vector<double> lv = ls.state_gbps(a, b);
-  // In the level it was last measured in, the link is where it was last measured: a level
-  // spans a factor (the lowest of four holds a quarter and a twentieth of a link alike).
-  lv[ls.last_state(a, b)] = ls.last_gbps(a, b);
-  double per_gbit = 0;
-  for (size_t k = 0; k < bel.size(); ++k) per_gbit += bel[k] / std::max(lv[k], 1e-12);
-  return 1 / per_gbit;
-}
-
 class Mdp final : public PathSelector {
  public:
   explicit Mdp(const Config& cfg) : pc_(cfg.control.paths), lag_(cfg.control.lag) {}
@@ -211,7 +195,7 @@ class Mdp final : public PathSelector {
       // 40% over a link at a twentieth costs more than the relay it was meant to hedge.
       const int64_t at = v.effective_step();
       const LinkFigure rate = [&](int i, int j) {
-        return expected_gbps(ls, i, j, at) / (1 + sharers[i * n + j]);
+        return ls.expected_gbps(i, j, at) / (1 + sharers[i * n + j]);
       };
       const double r0 = bottleneck_gbps(cand[0], rate), r1 = bottleneck_gbps(cand[1], rate);
       fresh.share0 = r0 + r1 > 0 ? r0 / (r0 + r1) : 0.5;
@@ -283,7 +267,8 @@ class Mdp final : public PathSelector {
   // when its predecessor's bytes have arrived, and a relay forwards within its own step, so a
   // relay or split that is best for its pair alone can lengthen the chain of the whole ring
   // (sync_cost.hpp, descend_ring). The ring's hops are refined jointly, as the oracle does on the
-  // true figures, on the rates expected when the decision takes effect (expected_gbps) and the
+  // true figures, on the rates expected when the decision takes effect
+  // (LinkStates::expected_gbps) and the
   // smoothed latencies, each hop among its pair's candidate paths (a
   // split hop may become one of them). Kept only when it is expected to save more than the
   // switching cost of the hops it changes.
@@ -296,7 +281,7 @@ class Mdp final : public PathSelector {
     for (int a = 0; a < n; ++a)
       for (int c = 0; c < n; ++c) {
         if (a == c || !ls.has_link(a, c)) continue;
-        b.gbps[a * n + c] = expected_gbps(ls, a, c, v.effective_step());
+        b.gbps[a * n + c] = ls.expected_gbps(a, c, v.effective_step());
         b.latency_ms[a * n + c] = ls.latency_ms(a, c);
       }
     const std::vector<int> ring = ring_order(v.plan().sync.ring, n);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -375,6 +376,52 @@ TEST(LinkStates, BytesTooFastToTimeSayTheLinkIsAtLeastThatFast) {
   ctl.links[1].control_bytes = ctl.links[1].bytes;
   ls.observe(ctl);
   EXPECT_EQ(ls.last_measured_step(0, 1), 4);
+}
+
+// A lower bound is a censored sample: it rules out the levels below its own and no more. The
+// link's belief keeps the chain's odds of the levels at or above it, the chain learns no
+// transition from it, and the link is expected to deliver at least the bound. (Counted as the
+// level it names, as bounds once were, a link whose small flows were timed late — goodput a
+// third of its rate — sat in that level at that rate, and mdp stopped relaying over it.)
+TEST(LinkStates, ABoundRulesOutTheLevelsBelowItAndNoMore) {
+  LinkStates ls(2, {0, 1.0, 1.0, 0}, {0, 10, 10, 0}, LinkStates::Params{4, 0.5});
+  auto slow_goodput = [](int64_t s, double gbps) {  // sync bytes, no streaming rate
+    StepRecord r;
+    r.step = s;
+    r.links.assign(4, LinkStep{});
+    r.links[1].bytes = 1e5;
+    r.links[1].wire_ms = 1e5 * 8 / (gbps * 1e6);
+    return r;
+  };
+  for (int64_t s = 0; s < 30; ++s) ls.observe(step_with(s, 2, 0, 1, 1.0));
+  ls.observe(step_with(30, 2, 0, 1, 0.05));
+  ls.observe(step_with(31, 2, 0, 1, 0.05));
+  ASSERT_EQ(ls.last_state(0, 1), 0);
+  ASSERT_EQ(ls.transitions_seen(0, 1), 31);
+  // At least 0.3 (level 1 of 4): above what level 0 delivers, so taken.
+  const std::vector<double> before = ls.belief(0, 1, 32);
+  ls.observe(slow_goodput(32, 0.3));
+  EXPECT_EQ(ls.last_measured_step(0, 1), 32);
+  EXPECT_EQ(ls.transitions_seen(0, 1), 31);  // no transition 0 → 1 learned
+  const std::vector<double> b = ls.belief(0, 1, 32);
+  EXPECT_EQ(b[0], 0.0);
+  double above = 0;
+  for (int k = 1; k < 4; ++k) above += before[k];
+  for (int k = 1; k < 4; ++k) EXPECT_NEAR(b[k], before[k] / above, 1e-12);
+  EXPECT_EQ(ls.last_state(0, 1),
+            static_cast<int>(std::max_element(b.begin(), b.end()) - b.begin()));
+  // Expected to deliver more than the bound: the levels it leaves are at 0.375 (level 1's
+  // midpoint, above the bound), 0.625 and 1.0.
+  EXPECT_GT(ls.expected_gbps(0, 1, 32), 0.375);
+  // The same bound again, below what the link is now believed at: not taken, but the belief
+  // still has nothing below level 1 a step later.
+  ls.observe(slow_goodput(33, 0.3));
+  EXPECT_EQ(ls.last_measured_step(0, 1), 32);
+  EXPECT_EQ(ls.belief(0, 1, 33)[0], 0.0);
+  // An exact sample ends the gap the chain saw (level 0 at 31, level 0 at 34).
+  ls.observe(step_with(34, 2, 0, 1, 0.05));
+  EXPECT_EQ(ls.last_state(0, 1), 0);
+  EXPECT_NEAR(ls.expected_gbps(0, 1, 34), 0.05, 1e-12);
 }
 
 // The controller reads a step's measurements under the plan that was in force in that step
