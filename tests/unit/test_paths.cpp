@@ -100,6 +100,17 @@ StepRecord step_with(int64_t step, int n, int a, int b, double gbps, double late
   if (latency_ms > 0) l.latency_ms = latency_ms, l.latency_samples = 1;
   return r;
 }
+
+// A step record of 2 DCs whose link 0→1 delivered 1e5 sync bytes at `gbps` (goodput), none of
+// them timed (no streaming rate).
+StepRecord untimed(int64_t step, double gbps) {
+  StepRecord r;
+  r.step = step;
+  r.links.assign(4, LinkStep{});
+  r.links[1].bytes = 1e5;
+  r.links[1].wire_ms = 1e5 * 8 / (gbps * 1e6);
+  return r;
+}
 }  // namespace
 
 TEST(LinkStates, LevelsTransitionsAndBelief) {
@@ -352,27 +363,19 @@ struct Triangle {
 // measurement.
 TEST(LinkStates, BytesTooFastToTimeSayTheLinkIsAtLeastThatFast) {
   LinkStates ls(2, {0, 1.0, 1.0, 0}, {0, 10, 10, 0}, LinkStates::Params{4, 0.5});
-  auto fast = [](int64_t s, double gbps) {  // 1e5 bytes delivered at `gbps`, nothing timed
-    StepRecord r;
-    r.step = s;
-    r.links.assign(4, LinkStep{});
-    r.links[1].bytes = 1e5;
-    r.links[1].wire_ms = 1e5 * 8 / (gbps * 1e6);
-    return r;
-  };
-  ls.observe(fast(0, 0.5));
+  ls.observe(untimed(0, 0.5));
   EXPECT_FALSE(ls.measured(0, 1));  // no measurement to bound yet
   ls.observe(step_with(1, 2, 0, 1, 1.0));
   ls.observe(step_with(2, 2, 0, 1, 0.01));
   EXPECT_EQ(ls.last_state(0, 1), 0);
-  ls.observe(fast(3, 0.005));  // below what it is believed at: says nothing
+  ls.observe(untimed(3, 0.005));  // below what it is believed at: says nothing
   EXPECT_EQ(ls.last_measured_step(0, 1), 2);
-  ls.observe(fast(4, 0.8));    // recovered: at least 0.8, the top level
+  ls.observe(untimed(4, 0.8));    // recovered: at least 0.8, the top level
   EXPECT_EQ(ls.last_measured_step(0, 1), 4);
   EXPECT_EQ(ls.last_state(0, 1), 3);
   EXPECT_NEAR(ls.state_gbps(0, 1)[3], 1.0, 1e-12);  // the bound is not a level's capacity
   // Controller traffic alone is no sync bytes.
-  StepRecord ctl = fast(5, 0.9);
+  StepRecord ctl = untimed(5, 0.9);
   ctl.links[1].control_bytes = ctl.links[1].bytes;
   ls.observe(ctl);
   EXPECT_EQ(ls.last_measured_step(0, 1), 4);
@@ -385,14 +388,6 @@ TEST(LinkStates, BytesTooFastToTimeSayTheLinkIsAtLeastThatFast) {
 // third of its rate — sat in that level at that rate, and mdp stopped relaying over it.)
 TEST(LinkStates, ABoundRulesOutTheLevelsBelowItAndNoMore) {
   LinkStates ls(2, {0, 1.0, 1.0, 0}, {0, 10, 10, 0}, LinkStates::Params{4, 0.5});
-  auto slow_goodput = [](int64_t s, double gbps) {  // sync bytes, no streaming rate
-    StepRecord r;
-    r.step = s;
-    r.links.assign(4, LinkStep{});
-    r.links[1].bytes = 1e5;
-    r.links[1].wire_ms = 1e5 * 8 / (gbps * 1e6);
-    return r;
-  };
   for (int64_t s = 0; s < 30; ++s) ls.observe(step_with(s, 2, 0, 1, 1.0));
   ls.observe(step_with(30, 2, 0, 1, 0.05));
   ls.observe(step_with(31, 2, 0, 1, 0.05));
@@ -400,7 +395,7 @@ TEST(LinkStates, ABoundRulesOutTheLevelsBelowItAndNoMore) {
   ASSERT_EQ(ls.transitions_seen(0, 1), 31);
   // At least 0.3 (level 1 of 4): above what level 0 delivers, so taken.
   const std::vector<double> before = ls.belief(0, 1, 32);
-  ls.observe(slow_goodput(32, 0.3));
+  ls.observe(untimed(32, 0.3));
   EXPECT_EQ(ls.last_measured_step(0, 1), 32);
   EXPECT_EQ(ls.transitions_seen(0, 1), 31);  // no transition 0 → 1 learned
   const std::vector<double> b = ls.belief(0, 1, 32);
@@ -415,7 +410,7 @@ TEST(LinkStates, ABoundRulesOutTheLevelsBelowItAndNoMore) {
   EXPECT_GT(ls.expected_gbps(0, 1, 32), 0.375);
   // The same bound again, below what the link is now believed at: not taken, but the belief
   // still has nothing below level 1 a step later.
-  ls.observe(slow_goodput(33, 0.3));
+  ls.observe(untimed(33, 0.3));
   EXPECT_EQ(ls.last_measured_step(0, 1), 32);
   EXPECT_EQ(ls.belief(0, 1, 33)[0], 0.0);
   // An exact sample ends the gap the chain saw (level 0 at 31, level 0 at 34).
