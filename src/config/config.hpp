@@ -165,7 +165,7 @@ struct BalanceConfig {
 // [control.paths]: the link-state estimates every path selector reads and the MDP path
 // selector's model (docs/paths.md).
 struct PathsConfig {
-  int states = 4;              // congestion levels of a link (>= 2)
+  int states = 5;              // congestion levels of a link (>= 2; docs/paths.md on why 5)
   double ewma_alpha = 0.3;     // (0, 1]: weight of the newest measurement in the estimates
   int relays = 2;              // K: candidate relay DCs per pair (the best-connected ones)
   double switch_cost_ms = 5;   // >= 0: what a change of path costs (in the MDP's cost)

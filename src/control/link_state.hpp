@@ -65,7 +65,7 @@ struct Carriage {
 class LinkStates {
  public:
   struct Params {
-    int states = 4;          // congestion levels
+    int states = 5;          // congestion levels
     double ewma_alpha = 0.3; // weight of the newest measurement
   };
   LinkStates() = default;

@@ -559,6 +559,7 @@ TEST(PathSelectors, MdpWithoutSwitchingCostIsTheOneStepBest) {
   const PathDecision d = make_path_selector("mdp", s.cfg)->choose(*s.view);
   // The one-step best, by hand: each candidate's expected time `lag` steps on.
   const LinkStates& ls = s.view->links();
+  const int K = ls.states();
   const World& w = s.view->world();
   const auto traffic = pair_traffic(s.view->plan(), w);
   for (int a = 0; a < 3; ++a)
@@ -576,18 +577,18 @@ TEST(PathSelectors, MdpWithoutSwitchingCostIsTheOneStepBest) {
           std::vector<double> bel = ls.belief(p[h], p[h + 1], 40);  // level now (measured at 39)
           const auto P = ls.transition(p[h], p[h + 1]);
           for (int k = 0; k < s.cfg.control.lag; ++k) {
-            std::vector<double> nb(4, 0.0);
-            for (int i = 0; i < 4; ++i)
-              for (int j = 0; j < 4; ++j) nb[j] += bel[i] * P[i * 4 + j];
+            std::vector<double> nb(K, 0.0);
+            for (int i = 0; i < K; ++i)
+              for (int j = 0; j < K; ++j) nb[j] += bel[i] * P[i * K + j];
             bel = nb;
           }
           dist.push_back(bel);
         }
         double expected = 0;
-        for (int x = 0; x < (p.size() == 2 ? 4 : 16); ++x) {
+        for (int x = 0; x < (p.size() == 2 ? K : K * K); ++x) {
           double prob = 1, cap = 1e300, lat = 0;
           for (size_t h = 0; h + 1 < p.size(); ++h) {
-            const int level = h == 0 ? x % 4 : x / 4;
+            const int level = h == 0 ? x % K : x / K;
             prob *= dist[h][level];
             cap = std::min(cap, ls.state_gbps(p[h], p[h + 1])[level]);
             lat += ls.latency_ms(p[h], p[h + 1]);
