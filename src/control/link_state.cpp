@@ -361,8 +361,8 @@ double LinkStates::expected_gbps(int s, int d, int64_t at) const {
   const std::vector<double> bel = belief(s, d, at);
   std::vector<double> lv = state_gbps(s, d);
   // In the level it was last measured in, the link is where it was last measured: a level
-  // spans a factor (with four levels the lowest held a quarter and a twentieth of a link alike). A
-  // bound says "at least": the level's capacity, or the bound if above it.
+  // spans a factor (with four levels the lowest held a quarter and a twentieth of a link
+  // alike). A bound says "at least": the level's capacity, or the bound if above it.
   const int k = level(last_[l], binned_ref_[l]);
   lv[k] = last_bound_[l] ? std::max(lv[k], last_[l]) : last_[l];
   double per_gbit = 0;
