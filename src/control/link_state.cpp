@@ -114,6 +114,11 @@ void LinkStates::add(int l, int64_t step, double gbps, bool bound) {
 // their goodput was a third of the link) sat in level 1 at their goodput, and mdp stopped
 // splitting a congested pair over them.
 void LinkStates::truncate(int l, int64_t step, int k) {
+  // A bound above the level of the last exact sample says the link left that level in between:
+  // a gap from it to the next exact sample would be counted as if it might have stayed, and
+  // teach that the level lasts (a congested link, then the fast part of a split for 30 steps,
+  // then congested again, would read as 30 steps of congestion). The gap is broken instead.
+  if (chain_step_[l] >= 0 && k > chain_state_[l]) chain_step_[l] = -1;
   std::vector<double> b = belief(l / n_, l % n_, step);
   double mass = 0;
   for (int j = 0; j < p_.states; ++j) {

@@ -15,8 +15,10 @@
 //              `states` equal bins of (0, 1] — bin 0 the most congested, the last bin for "at or
 //              above the reference". When the reference moves by more than 5% the levels, the
 //              chain and the levels' capacities are rebuilt from the kept measurements;
-//   chain      transition counts between the states of consecutive measured steps, and across
-//              a gap of up to 64 unmeasured steps the expected counts of the transitions in it
+//   chain      transition counts between the states of consecutive exactly measured steps
+//              (bounds, below, are not counted, and one above a gap's first level breaks it),
+//              and across a gap of up to 64 unmeasured steps the expected counts of the
+//              transitions in it
 //              given both ends (link_state.cpp, expect_gap), smoothed by 2·`states`
 //              pseudo-counts a row spread as the other links' rows say, over a
 //              persistence-heavy base (with no counts anywhere: one a cell and `states` more on
@@ -90,8 +92,9 @@ class LinkStates {
   double ewma_gbps(int s, int d) const;     // smoothed (the prior before a measurement)
   double latency_ms(int s, int d) const;    // smoothed one-way latency (the prior before a sample)
   bool latency_sampled(int s, int d) const { return lat_seen_[s * n_ + d]; }
-  // The most likely state at the last sample (exact: its level; a bound: of the levels at or
-  // above the bound's, the one the chain made likeliest); the top state before one.
+  // The most likely state of the belief as of the last sample (exact: its level; after bounds:
+  // of the levels at or above theirs, the one the chain made likeliest); the top state before
+  // any sample.
   int last_state(int s, int d) const;
   int64_t last_measured_step(int s, int d) const { return last_step_[s * n_ + d]; }
   // The state bin of a capacity on this link.
@@ -101,11 +104,12 @@ class LinkStates {
   // Mean measured capacity in each state; where never seen the bin's midpoint of the reference
   // (the top bin: the reference itself).
   std::vector<double> state_gbps(int s, int d) const;
-  // The state distribution at step `at` (>= the last measured step): the last state propagated.
+  // The state distribution at step `at`: the belief as of the last sample — one-hot at an exact
+  // one, truncated by each bound since, taken or not — propagated by the chain to `at`.
   std::vector<double> belief(int s, int d, int64_t at) const;
   // The rate that gives the expected transfer time at step `at` (link_state.cpp).
   double expected_gbps(int s, int d, int64_t at) const;
-  // How many transitions between consecutive measured steps the chain of a link has seen (the
+  // How many transitions between consecutive exactly measured steps the chain has seen (the
   // expected ones across gaps not included).
   int64_t transitions_seen(int s, int d) const { return seen_[s * n_ + d]; }
 
@@ -141,8 +145,10 @@ class LinkStates {
 
   static constexpr size_t kKept = 4096;
   int level(double gbps, double ref) const;
-  void add(int l, int64_t step, double gbps, bool bound);  // into the chain (and the levels'
-                                                             // means unless a bound)
+  // An exact sample into the chain, the levels' means and the belief; a bound into the belief
+  // only (truncate). Replayed by rebin from series_, which keeps the bounds that were taken
+  // (a bound not taken truncates the belief once and is not replayed).
+  void add(int l, int64_t step, double gbps, bool bound);
   // Link l's chain from its counts, under a prior from the other links' (link_state.cpp).
   std::vector<double> smoothed(const std::vector<double>& counts, int l) const;
   void expect_gap(const std::vector<double>& P, const Gap& gap, std::vector<double>& counts) const;

@@ -18,9 +18,9 @@
 //            the third would otherwise load the same two links twice);
 //   solved   by value iteration (mdp.hpp) with the ε(1−γ)/(2γ) stopping rule, re-solved only when
 //            a link's estimates have moved by more than control.paths.resolve_change.
-// The state now is known only in part: a link measured in the last step is in its measured
-// level, one that was not (a path not in use) has a belief, its last level propagated by its
-// chain. The action is the one of least expected cost under that joint belief,
+// The state now is known only in part: a link measured exactly in the last step is in its
+// measured level; one that was not (a path not in use) has a belief, its last level propagated
+// by its chain; a lower bound (link_state.hpp) leaves the levels at or above its own. The action is the one of least expected cost under that joint belief,
 // argmin_a Σ_x b(x) Q(x, p, a) with Q the solved MDP's action values (the QMDP rule of Littman,
 // Cassandra and Kaelbling, 1995): a link that recovers half the time is weighed as such, rather
 // than as its most likely level, which would send traffic back to it — and back off again —
@@ -213,7 +213,8 @@ class Mdp final : public PathSelector {
       pair = std::move(fresh);
     }
 
-    // The belief now: per link its state distribution (one-hot where measured in the last step),
+    // The belief now: per link its state distribution (one-hot where measured exactly in the
+    // last step),
     // the joint one their product (the links' chains are independent); shown as the most likely
     // level per link.
     const int64_t now = v.last() ? v.last()->step : -1;
