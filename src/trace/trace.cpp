@@ -1,8 +1,9 @@
 // trace.cpp — TraceWriter: the HDF5 trace of one run, written by rank 0 alone.
 // Layout and units: docs/trace.md. Every table is a 1-D chunked dataset extended by the rows
-// of each append; append_step is the commit point of a step: it writes the step's row and
-// corpus offsets and flushes the whole file (H5Fflush), so a killed run leaves every
-// committed step readable. No SWMR: a killed SWMR writer leaves a mark that needs h5clear.
+// of each append; append_step is the commit point of a step: it writes the step's corpus
+// offsets, flushes the whole file (H5Fflush), then writes the step's row and flushes again, so
+// a killed run leaves every committed step readable with all its rows. No SWMR: a killed SWMR
+// writer leaves a mark that needs h5clear.
 // A new trace is written under a temporary name and renamed into place, so it never truncates a
 // file; a resumed run continues the trace it resumes (drops the rows it computes again, appends
 // a segment). A failed HDF5 call throws TraceError with HDF5's reason (a full disk, say), and so
@@ -389,6 +390,11 @@ void TraceWriter::append_step(const StepRow& row, const std::vector<int64_t>& of
                       offsets.data()));
   }
   ++t.n_offsets;
+  // The step's rows (offsets, and the ranks and links appended before) reach the file before
+  // the step row exists: calling them in order is not enough, since HDF5 writes its cached
+  // metadata back in its own order, so a job killed inside one flush could leave /steps one
+  // row longer than /offsets (seen in CI; test_trace KilledAtEveryWrite...). Two flushes a step.
+  flush();
   append_rows(t.steps, t.step_t, t.n_steps, &row, 1);
   t.last_step = row.step;
   flush();  // the commit point of the step

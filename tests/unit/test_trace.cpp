@@ -1,6 +1,7 @@
 // test_trace.cpp — the HDF5 trace: exact round trip through TraceWriter and read_trace,
 // --force semantics, survival of a SIGKILLed writer (every committed step readable, status
-// "running", also from h5py), and reading while the writer still holds the file.
+// "running", also from h5py; killed before each write of a step, no step row without its rows),
+// and reading while the writer still holds the file.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include <dlfcn.h>
+#include <hdf5.h>
 
 #include "trace/trace.hpp"
 #include "trace/trace_schema.hpp"
@@ -363,6 +367,93 @@ assert list(f["steps"]["step"]) == [0, 1, 2, 3, 4]
 assert f["offsets"].shape == (5, 4), f["offsets"].shape
 assert int(f["meta"].attrs["seed"]) == 0xFEDCBA9876543210
 )"));
+}
+
+namespace {
+
+// The rows on disk, as an outside reader (h5py, h5dump) sees them: no cropping by read_trace.
+struct RawRows {
+  hsize_t steps = 0, offsets = 0, ranks = 0, links = 0;
+};
+RawRows raw_rows(const std::string& p) {
+  RawRows r;
+  const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_file_locking(fapl, false, true);
+  const hid_t f = H5Fopen(p.c_str(), H5F_ACC_RDONLY, fapl);
+  H5Pclose(fapl);
+  if (f < 0) return r;
+  auto rows = [&](const char* name) -> hsize_t {
+    if (H5Lexists(f, name, H5P_DEFAULT) <= 0) return 0;
+    const hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    const hid_t sp = H5Dget_space(ds);
+    hsize_t dims[2] = {0, 0};
+    H5Sget_simple_extent_dims(sp, dims, nullptr);
+    H5Sclose(sp);
+    H5Dclose(ds);
+    return dims[0];
+  };
+  r.steps = rows("steps");
+  r.offsets = rows("offsets");
+  r.ranks = rows("ranks");
+  r.links = rows("links");
+  H5Fclose(f);
+  return r;
+}
+
+// The writes of one step, counted at the system call, and a kill before the n-th of them: the
+// file on disk is then what a job killed at that moment leaves.
+int g_writes = 0;        // pwrite calls seen while counting
+int g_kill_before = 0;   // > 0: SIGKILL this process before that pwrite
+
+}  // namespace
+
+// HDF5's sec2 driver writes with pwrite; this definition, in the executable, comes first in the
+// dynamic lookup, counts the call and may kill the process, then hands it on to the next one.
+extern "C" ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
+  using Fn = ssize_t (*)(int, const void*, size_t, off_t);
+  static const Fn next = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "pwrite"));
+  ++g_writes;
+  if (g_kill_before > 0 && g_writes == g_kill_before) raise(SIGKILL);
+  return next(fd, buf, n, off);
+}
+
+// A job killed inside a step's flush, before each of its writes in turn: whatever the moment, a
+// step row an outside reader sees has its offsets, ranks and links on disk. Writing them before
+// the step row is not enough (HDF5 writes its cached metadata back in its own order); they are
+// flushed before the step row is written.
+TEST_F(TraceTest, KilledAtEveryWriteOfAStepNoStepRowOutrunsItsRows) {
+  fs::create_directories(dir_);
+  constexpr int kBefore = 100;  // steps written first: every table past its first chunk
+  {  // how many writes the steps after kBefore take, here, unkilled
+    TraceWriter w(path("count.h5"), false, make_meta());
+    for (int64_t s = 0; s < kBefore; ++s) write_step(w, s);
+    g_writes = 0;
+    for (int64_t s = kBefore; s < kBefore + 3; ++s) write_step(w, s);
+  }
+  const int writes = g_writes;
+  ASSERT_GT(writes, 3) << "pwrite is not how HDF5 writes here: the kills would miss";
+  const hsize_t ranks_per_step = make_ranks(0).size(), links_per_step = make_links(0).size();
+  for (int n = 1; n <= writes; ++n) {
+    const std::string p = path("k" + std::to_string(n) + ".h5");
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      TraceWriter w(p, false, make_meta());
+      for (int64_t s = 0; s < kBefore; ++s) write_step(w, s);
+      g_writes = 0;
+      g_kill_before = n;
+      for (int64_t s = kBefore;; ++s) write_step(w, s);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "write " << n;
+    const RawRows r = raw_rows(p);
+    EXPECT_GE(r.steps, static_cast<hsize_t>(kBefore)) << "killed before write " << n;
+    EXPECT_GE(r.offsets, r.steps) << "killed before write " << n;
+    EXPECT_GE(r.ranks, r.steps * ranks_per_step) << "killed before write " << n;
+    EXPECT_GE(r.links, r.steps * links_per_step) << "killed before write " << n;
+    fs::remove(p);
+  }
 }
 
 TEST_F(TraceTest, ReadWhileWriterHoldsTheFile) {
