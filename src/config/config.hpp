@@ -160,6 +160,7 @@ struct BalanceConfig {
   int noise_window = 20;      // recent predictions whose plans are replayed (the skill gate)
   bool shares = true;         // also re-set the batch shares across datacenters
   int confirm = 2;            // decisions in a row that must ask for the same change
+  bool act_early = true;      // ... unless acting on the first ask pays, by how changes lasted
 };
 
 // [control.paths]: the link-state estimates every path selector reads and the MDP path

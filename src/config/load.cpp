@@ -59,7 +59,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"control.switch", {"step", "slot", "policy"}},
       {"control.forecast", {"window", "states", "horizon", "fallback", "ewma_alpha",
                             "skill_window", "checks"}},
-      {"control.balance", {"gain_steps", "hysteresis", "noise_window", "shares", "confirm"}},
+      {"control.balance", {"gain_steps", "hysteresis", "noise_window", "shares", "confirm", "act_early"}},
       {"control.paths", {"states", "ewma_alpha", "relays", "switch_cost_ms", "gamma",
                          "epsilon_ms", "resolve_change"}},
       {"trace", {"path"}},
@@ -1468,6 +1468,7 @@ void read_balance(Checker& c, const toml::table* t, BalanceConfig& b) {
   read_bool(c, t, "shares", p + "shares", b.shares);
   read_int(c, t, "confirm", p + "confirm", 1, 64, b.confirm,
            "an integer in [1, 64] (decisions in a row that must ask for the same change)");
+  read_bool(c, t, "act_early", p + "act_early", b.act_early);
 }
 
 // [control.paths]: link-state estimates and the MDP path selector's model.

@@ -428,16 +428,37 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
               " steps";
         break;
       }
+  // Did the change first asked for at the previous decision last? It did if this decision
+  // wants the same plan in force: asks for it again (not yet made) or keeps it (made early).
+  using Ask = std::pair<std::vector<std::vector<double>>, std::vector<double>>;
+  const Ask want = decision == "keep" ? Ask{cur.splits, cur.shares} : Ask{best.splits, new_shares};
+  if (futures.empty() && first_ask_valid_) {
+    ++asks_seen_;
+    asks_lasted_ += want == first_ask_;
+    first_ask_valid_ = false;
+  }
   // Hysteresis in time (predictions only): the same change must be asked for by `confirm`
-  // decisions in a row, so a one-step outlier does not move the plan (and back the next step).
+  // decisions in a row, so a one-step outlier does not move the plan (and back the next step) —
+  // unless this run's changes have lasted often enough that acting on the first ask pays
+  // (act_early): with p the odds that a change asked for once is asked for again (Laplace over
+  // this run's first asks), g the gain per step and c the re-split cost, acting one decision
+  // early wins g when the change lasts and, when it does not, loses the re-split there and back
+  // (2c) and about g on each of the `confirm` steps the undo waits for: act when
+  // p g > (1 − p)(2c + confirm g). With no evidence (p = ½) that never holds.
   if (decision == "keep") {
     pending_count_ = 0;
   } else if (futures.empty()) {
-    const std::pair<std::vector<std::vector<double>>, std::vector<double>> ask{best.splits,
-                                                                               new_shares};
-    pending_count_ = ask == pending_ ? pending_count_ + 1 : 1;
-    pending_ = ask;
-    if (pending_count_ < cfg_.confirm) {
+    pending_count_ = want == pending_ ? pending_count_ + 1 : 1;
+    pending_ = want;
+    if (pending_count_ == 1) first_ask_ = want, first_ask_valid_ = true;
+    const double p = (asks_lasted_ + 1.0) / (asks_seen_ + 2.0);
+    const double g = gain, c = best.resplit.empty() ? 0.0 : best.cost_ms;
+    const bool early = cfg_.act_early && p * g > (1 - p) * (2 * c + cfg_.confirm * g);
+    js << ",\"lasted\":{\"asks\":" << asks_seen_ << ",\"lasted\":" << asks_lasted_
+       << ",\"p\":" << number(p) << ",\"early\":" << (early ? "true" : "false") << "}";
+    if (pending_count_ < cfg_.confirm && early) {
+      why += "; made on its first ask: this run's changes lasted often enough to repay it";
+    } else if (pending_count_ < cfg_.confirm) {
       js << ",\"confirmations\":" << pending_count_;
       why = "asked for " + std::to_string(pending_count_) + " of the " +
             std::to_string(cfg_.confirm) + " decisions in a row a change needs";

@@ -353,6 +353,41 @@ TEST(BalanceRule, AOneStepOutlierMovesNothing) {
   }
 }
 
+TEST(BalanceRule, ChangesThatLastAreMadeOnTheirFirstAskOnceTheRunHasSeenThemLast) {
+  // Rank 1 drops to a quarter of its speed for 8 steps in every 16, from step 8: every change
+  // lasts. The first ones wait for `confirm` = 2 asks (no evidence yet, p = ½); once two have
+  // lasted (p = ¾) and the gain outweighs the re-split cost, a change is made on its first ask,
+  // one decision earlier than without act_early; never a re-split more.
+  std::vector<int64_t> at[2];
+  int early = 0;
+  for (const bool act_early : {true, false}) {
+    Sim sim(config(std::string("lasting_") + (act_early ? "early" : "late"),
+                   std::string("[control.balance]\nact_early = ") + (act_early ? "true" : "false") +
+                       "\n"));
+    for (int64_t s = 0; s < 72; ++s) {
+      const int before = sim.resplits;
+      sim.step(s, {1, (s / 8) % 2 ? 0.25 : 1.0, 1, 1}, kOnes);
+      if (sim.resplits > before) at[act_early].push_back(s);
+    }
+    for (const std::string& d : sim.details)
+      early += d.find("made on its first ask") != std::string::npos;
+    if (!act_early) {
+      for (const std::string& d : sim.details)
+        EXPECT_EQ(d.find("made on its first ask"), std::string::npos) << d;
+    }
+  }
+  ASSERT_EQ(at[1].size(), at[0].size()) << "the same changes, no more";
+  ASSERT_GE(at[1].size(), 6u);
+  int sooner = 0;
+  for (size_t i = 0; i < at[1].size(); ++i) {
+    EXPECT_LE(at[1][i], at[0][i]) << "change " << i;
+    sooner += at[1][i] < at[0][i];
+  }
+  EXPECT_EQ(at[1][0], at[0][0]) << "the first change waits: nothing has lasted yet";
+  EXPECT_GE(sooner, 3) << "later changes are made a decision sooner";
+  EXPECT_EQ(early, sooner);
+}
+
 TEST(BalanceRule, TheOracleReadsTheTrueSpeeds) {
   // Rank 1 slows to 0.25 at step 20; the oracle re-splits for step 20 itself, from its decision
   // after step 19, before any slow step was measured.

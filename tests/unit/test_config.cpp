@@ -208,6 +208,8 @@ std::vector<BadCase> bad_cases() {
        "control.balance.noise_window", "", true},
       {"balance_confirm_zero", bal + "confirm = 0\n", {}, "expected an integer in [1, 64]",
        "control.balance.confirm", "confirm"},
+      {"balance_act_early_not_bool", bal + "act_early = 1\n", {}, "true or false",
+       "control.balance.act_early", "act_early"},
       {"device_gflops_negative", b + "\n[device]\ngflops = -1\n", {},
        "-1 is out of range; expected a number in [0, 1e9]", "device.gflops", "gflops"},
       {"unknown_key", with("seq_len = 16\n", "seq_len = 16\nseqlen = 3\n"), {}, "unknown key",
