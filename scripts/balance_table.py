@@ -8,6 +8,7 @@ machine's 1-minute load average when the run ended, ours included). From each tr
                 load (compute outside the DC's reductions + emulated, /ranks): the share of the
                 compute phase the ranks spend waiting for the slowest one, 0 when balanced;
   re-splits     balancer decisions that re-split, and those that moved only the batch shares;
+  made early    of those, the ones made on their first ask (act_early, docs/balance.md);
   device tok/s  the run's tokens over the sum over steps of the slowest rank's load + the slowest
                 re-split: the compute phase on the emulated devices' clock, without the sync and
                 without most of the machine's noise (loads are paced to the device, pacer.hpp);
@@ -56,6 +57,8 @@ for line in open(list_file):
         "device_tokens_per_s": float(steps["tokens"].sum()) / (device / 1e3),
         "resplits": sum(d.get("decision") == "resplit" for d in decisions),
         "share_moves": sum(d.get("decision") == "shares" for d in decisions),
+        "made_early": sum(d.get("decision") in ("resplit", "shares")
+                          and "made on its first ask" in d.get("why", "") for d in decisions),
         "resplit_ms": reshard, "resplit_share": reshard / wall,
         "final_loss": float(steps["loss"][-1]), "load_avg_1min": load1,
     })
@@ -96,9 +99,9 @@ out = [
     "a speed-up within that as no difference.",
     "",
     "| scenario | forecaster | balancer | tokens/s | min-max | idle share | vs static | "
-    "of oracle | re-splits | share moves | re-split time | device tok/s | vs static (device) | "
-    "of oracle (device) |",
-    "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "of oracle | re-splits | share moves | made early | re-split time | device tok/s | "
+    "vs static (device) | of oracle (device) |",
+    "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
 ]
 for s in scenarios:
     static = [g for k, g in groups.items() if k[0] == s and k[2] == "static"]
@@ -116,7 +119,7 @@ for s in scenarios:
             f"| {sc} | {fc} | {bal} | {t:.0f} | {lo:.0f}-{hi:.0f} | {med('idle_share', g):.3f} | "
             + (f"{t / base:.2f}x" if base else "-") + " | "
             + (f"{t / best:.0%}" if best else "-") + " | "
-            + f"{med('resplits', g):g} | {med('share_moves', g):g} | "
+            + f"{med('resplits', g):g} | {med('share_moves', g):g} | {med('made_early', g):g} | "
             + f"{med('resplit_share', g):.2%} | "
             + f"{med('device_tokens_per_s', g):.0f} | "
             + (f"{med('device_tokens_per_s', g) / dbase:.2f}x" if dbase else "-") + " | "

@@ -428,34 +428,43 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
               " steps";
         break;
       }
-  // Did the change first asked for at the previous decision last? It did if this decision
-  // wants the same plan in force: asks for it again (not yet made) or keeps it (made early).
+  // Did the change first asked for at the previous decision last? It did if this decision's
+  // loads want the same plan: it asks for it again (not yet made), or, made early and in force,
+  // it is what these loads ask for (not merely kept: a hysteresis band or the warm-up may keep
+  // a plan the loads no longer want). The last noise_window first asks count.
   using Ask = std::pair<std::vector<std::vector<double>>, std::vector<double>>;
-  const Ask want = decision == "keep" ? Ask{cur.splits, cur.shares} : Ask{best.splits, new_shares};
+  const Ask want{best.splits, new_shares};
   if (futures.empty() && first_ask_valid_) {
-    ++asks_seen_;
-    asks_lasted_ += want == first_ask_;
+    const bool asked_again = decision != "keep" && want == first_ask_;
+    const bool still_wanted =
+        decision == "keep" && Ask{cur.splits, cur.shares} == first_ask_ && ch.best_already;
+    lasted_.push_back(asked_again || still_wanted);
+    while (lasted_.size() > static_cast<size_t>(cfg_.noise_window)) lasted_.pop_front();
     first_ask_valid_ = false;
   }
   // Hysteresis in time (predictions only): the same change must be asked for by `confirm`
   // decisions in a row, so a one-step outlier does not move the plan (and back the next step) —
-  // unless this run's changes have lasted often enough that acting on the first ask pays
-  // (act_early): with p the odds that a change asked for once is asked for again (Laplace over
-  // this run's first asks), g the gain per step and c the re-split cost, acting one decision
-  // early wins g when the change lasts and, when it does not, loses the re-split there and back
-  // (2c) and about g on each of the `confirm` steps the undo waits for: act when
-  // p g > (1 − p)(2c + confirm g). With no evidence (p = ½) that never holds.
+  // unless recent changes have lasted often enough that acting on the first ask pays
+  // (act_early): with p the odds that a change asked for once is wanted again at the next
+  // decision (Laplace over the last noise_window first asks), g the gain per step and c the
+  // re-split cost, acting on the first ask wins g on each of the confirm − 1 steps it saves
+  // when the change lasts and, when it does not, loses the re-split there and back (2c) and
+  // about g on each of the `confirm` steps the undo waits for: act when
+  // p (confirm − 1) g > (1 − p)(2c + confirm g). With no evidence (p = ½) that never holds.
   if (decision == "keep") {
     pending_count_ = 0;
   } else if (futures.empty()) {
     pending_count_ = want == pending_ ? pending_count_ + 1 : 1;
     pending_ = want;
     if (pending_count_ == 1) first_ask_ = want, first_ask_valid_ = true;
-    const double p = (asks_lasted_ + 1.0) / (asks_seen_ + 2.0);
+    const int seen = static_cast<int>(lasted_.size());
+    const int kept = static_cast<int>(std::count(lasted_.begin(), lasted_.end(), true));
+    const double p = (kept + 1.0) / (seen + 2.0);
     const double g = gain, c = best.resplit.empty() ? 0.0 : best.cost_ms;
-    const bool early = cfg_.act_early && p * g > (1 - p) * (2 * c + cfg_.confirm * g);
-    js << ",\"lasted\":{\"asks\":" << asks_seen_ << ",\"lasted\":" << asks_lasted_
-       << ",\"p\":" << number(p) << ",\"early\":" << (early ? "true" : "false") << "}";
+    const bool early = cfg_.act_early && pending_count_ == 1 && cfg_.confirm > 1 &&
+                       p * (cfg_.confirm - 1) * g > (1 - p) * (2 * c + cfg_.confirm * g);
+    js << ",\"lasted\":{\"asks\":" << seen << ",\"lasted\":" << kept << ",\"p\":" << number(p)
+       << ",\"early\":" << (early ? "true" : "false") << "}";
     if (pending_count_ < cfg_.confirm && early) {
       why += "; made on its first ask: this run's changes lasted often enough to repay it";
     } else if (pending_count_ < cfg_.confirm) {

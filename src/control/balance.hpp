@@ -23,8 +23,8 @@
 //     mean: that moved plans ahead of a change the rule would meet when it came);
 //   - hysteresis in time (predictions only): the same change must be asked for by
 //     [control.balance] confirm decisions in a row, so a one-step outlier moves nothing —
-//     unless (act_early) this run's changes have lasted often enough that acting on the first
-//     ask pays by its expected gain and loss (p g > (1 − p)(2c + confirm g)).
+//     unless (act_early) recent changes have lasted often enough that acting on the first ask
+//     pays by its expected gain and loss (p (confirm − 1) g > (1 − p)(2c + confirm g)).
 // docs/balance.md gives the rule with its readings; the two policies differ only in the loads
 // they hand to it.
 #pragma once
@@ -92,11 +92,11 @@ class BalanceRule {
                                  // have had over the recent mean's plan, on the loads that came
   std::pair<std::vector<std::vector<double>>, std::vector<double>> pending_;  // change asked for
   int pending_count_ = 0;        // decisions in a row that asked for it
-  // Whether changes last (act_early): the change first asked for at the last decision, and how
-  // many first asks the next decision asked for again (or kept, when made at once).
+  // Whether changes last (act_early): the change first asked for at the last decision, and per
+  // recent first ask (the last noise_window) whether the next decision's loads wanted it too.
   std::pair<std::vector<std::vector<double>>, std::vector<double>> first_ask_;
   bool first_ask_valid_ = false;
-  int asks_seen_ = 0, asks_lasted_ = 0;
+  std::deque<bool> lasted_;
 };
 
 }  // namespace strait

@@ -130,7 +130,8 @@ class TraceWriter {
 
   // Also records the batch's corpus offsets (global batch, in order) for auditing/replay.
   // The commit point of a step: call append_ranks/links/decision for the step first; this
-  // writes the step row and flushes the file, so a killed run keeps every committed step.
+  // writes the offsets, flushes the file, then writes the step row and flushes again, so a
+  // killed run keeps every committed step with all its rows (docs/trace.md).
   void append_step(const StepRow& row, const std::vector<int64_t>& offsets);
   void append_ranks(const std::vector<RankRow>& rows);
   void append_links(const std::vector<LinkRow>& rows);

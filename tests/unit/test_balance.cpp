@@ -355,37 +355,43 @@ TEST(BalanceRule, AOneStepOutlierMovesNothing) {
 
 TEST(BalanceRule, ChangesThatLastAreMadeOnTheirFirstAskOnceTheRunHasSeenThemLast) {
   // Rank 1 drops to a quarter of its speed for 8 steps in every 16, from step 8: every change
-  // lasts. The first ones wait for `confirm` = 2 asks (no evidence yet, p = ½); once two have
-  // lasted (p = ¾) and the gain outweighs the re-split cost, a change is made on its first ask,
-  // one decision earlier than without act_early; never a re-split more.
-  std::vector<int64_t> at[2];
-  int early = 0;
-  for (const bool act_early : {true, false}) {
-    Sim sim(config(std::string("lasting_") + (act_early ? "early" : "late"),
-                   std::string("[control.balance]\nact_early = ") + (act_early ? "true" : "false") +
-                       "\n"));
-    for (int64_t s = 0; s < 72; ++s) {
-      const int before = sim.resplits;
-      sim.step(s, {1, (s / 8) % 2 ? 0.25 : 1.0, 1, 1}, kOnes);
-      if (sim.resplits > before) at[act_early].push_back(s);
+  // lasts. The first ones wait for `confirm` asks (no evidence yet, p = ½); once enough have
+  // lasted (confirm 2: two, p = ¾; confirm 3: one, p = ⅔ > ⅗) a change is made on its first ask,
+  // confirm − 1 decisions earlier than without act_early; never a re-split more.
+  for (const int confirm : {2, 3}) {
+    std::vector<int64_t> at[2];
+    int early = 0;
+    for (const bool act_early : {true, false}) {
+      Sim sim(config("lasting_" + std::to_string(confirm) + (act_early ? "_early" : "_late"),
+                     "[control.balance]\nconfirm = " + std::to_string(confirm) +
+                         "\nact_early = " + (act_early ? "true" : "false") + "\n"));
+      for (int64_t s = 0; s < 72; ++s) {
+        const int before = sim.resplits;
+        sim.step(s, {1, (s / 8) % 2 ? 0.25 : 1.0, 1, 1}, kOnes);
+        if (sim.resplits > before) at[act_early].push_back(s);
+      }
+      for (const std::string& d : sim.details) {
+        const bool made_early = d.find("made on its first ask") != std::string::npos;
+        EXPECT_TRUE(act_early || !made_early) << d;
+        if (made_early) {
+          EXPECT_NE(d.find("\"decision\":\"resplit\""), std::string::npos) << d;
+          EXPECT_EQ(d.find("\"confirmations\""), std::string::npos) << d;
+        }
+        early += made_early;
+      }
     }
-    for (const std::string& d : sim.details)
-      early += d.find("made on its first ask") != std::string::npos;
-    if (!act_early) {
-      for (const std::string& d : sim.details)
-        EXPECT_EQ(d.find("made on its first ask"), std::string::npos) << d;
+    ASSERT_EQ(at[1].size(), at[0].size()) << "confirm " << confirm << ": the same changes, no more";
+    ASSERT_GE(at[1].size(), 6u);
+    int sooner = 0;
+    for (size_t i = 0; i < at[1].size(); ++i) {
+      EXPECT_TRUE(at[1][i] == at[0][i] || at[1][i] == at[0][i] - (confirm - 1))
+          << "confirm " << confirm << ", change " << i << ": " << at[1][i] << " vs " << at[0][i];
+      sooner += at[1][i] < at[0][i];
     }
+    EXPECT_EQ(at[1][0], at[0][0]) << "the first change waits: nothing has lasted yet";
+    EXPECT_GE(sooner, 3) << "confirm " << confirm << ": later changes are made sooner";
+    EXPECT_EQ(early, sooner) << "confirm " << confirm;
   }
-  ASSERT_EQ(at[1].size(), at[0].size()) << "the same changes, no more";
-  ASSERT_GE(at[1].size(), 6u);
-  int sooner = 0;
-  for (size_t i = 0; i < at[1].size(); ++i) {
-    EXPECT_LE(at[1][i], at[0][i]) << "change " << i;
-    sooner += at[1][i] < at[0][i];
-  }
-  EXPECT_EQ(at[1][0], at[0][0]) << "the first change waits: nothing has lasted yet";
-  EXPECT_GE(sooner, 3) << "later changes are made a decision sooner";
-  EXPECT_EQ(early, sooner);
 }
 
 TEST(BalanceRule, TheOracleReadsTheTrueSpeeds) {

@@ -373,7 +373,7 @@ namespace {
 
 // The rows on disk, as an outside reader (h5py, h5dump) sees them: no cropping by read_trace.
 struct RawRows {
-  hsize_t steps = 0, offsets = 0, ranks = 0, links = 0;
+  hsize_t steps = 0, offsets = 0, ranks = 0, links = 0, decisions = 0;
 };
 RawRows raw_rows(const std::string& p) {
   RawRows r;
@@ -396,8 +396,15 @@ RawRows raw_rows(const std::string& p) {
   r.offsets = rows("offsets");
   r.ranks = rows("ranks");
   r.links = rows("links");
+  r.decisions = rows("decisions");
   H5Fclose(f);
   return r;
+}
+
+// A step as the trainer writes it when a decision was made in it: the decision row first.
+void write_decided_step(TraceWriter& w, int64_t s) {
+  w.append_decision(DecisionRow{s, s + 2, "balancer", "proportional", "{\"step\":" + std::to_string(s) + "}"});
+  write_step(w, s);
 }
 
 // The writes of one step, counted at the system call, and a kill before the n-th of them: the
@@ -426,9 +433,9 @@ TEST_F(TraceTest, KilledAtEveryWriteOfAStepNoStepRowOutrunsItsRows) {
   constexpr int kBefore = 100;  // steps written first: every table past its first chunk
   {  // how many writes the steps after kBefore take, here, unkilled
     TraceWriter w(path("count.h5"), false, make_meta());
-    for (int64_t s = 0; s < kBefore; ++s) write_step(w, s);
+    for (int64_t s = 0; s < kBefore; ++s) write_decided_step(w, s);
     g_writes = 0;
-    for (int64_t s = kBefore; s < kBefore + 3; ++s) write_step(w, s);
+    for (int64_t s = kBefore; s < kBefore + 3; ++s) write_decided_step(w, s);
   }
   const int writes = g_writes;
   ASSERT_GT(writes, 3) << "pwrite is not how HDF5 writes here: the kills would miss";
@@ -438,11 +445,15 @@ TEST_F(TraceTest, KilledAtEveryWriteOfAStepNoStepRowOutrunsItsRows) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      TraceWriter w(p, false, make_meta());
-      for (int64_t s = 0; s < kBefore; ++s) write_step(w, s);
-      g_writes = 0;
-      g_kill_before = n;
-      for (int64_t s = kBefore;; ++s) write_step(w, s);
+      try {
+        TraceWriter w(p, false, make_meta());
+        for (int64_t s = 0; s < kBefore; ++s) write_decided_step(w, s);
+        g_writes = 0;
+        g_kill_before = n;
+        for (int64_t s = kBefore;; ++s) write_decided_step(w, s);
+      } catch (...) {
+      }
+      _exit(2);  // only if the writer threw: not the SIGKILL the parent expects
     }
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
@@ -452,6 +463,7 @@ TEST_F(TraceTest, KilledAtEveryWriteOfAStepNoStepRowOutrunsItsRows) {
     EXPECT_GE(r.offsets, r.steps) << "killed before write " << n;
     EXPECT_GE(r.ranks, r.steps * ranks_per_step) << "killed before write " << n;
     EXPECT_GE(r.links, r.steps * links_per_step) << "killed before write " << n;
+    EXPECT_GE(r.decisions, r.steps) << "killed before write " << n;
     fs::remove(p);
   }
 }
