@@ -28,6 +28,13 @@ using MdpExpect = std::function<void(int action, const std::vector<double>& V, s
 MdpSolution value_iteration(int S, int A, const std::vector<double>& cost, const MdpExpect& expect,
                             double gamma, double epsilon, int max_iterations = 1000000);
 
+// The expectation over a product of independent chains: W(x) = Σ_{x'} Π_l P_l(x_l, x'_l) V(x'),
+// x a joint state of L = P.size() chains with K states each (x_l is digit l of x in base K,
+// digit 0 the least significant), P_l K×K row-major; V has K^L entries. One mode product per
+// chain, O(L·K^(L+1)) instead of the K^(2L) of the explicit joint matrix.
+std::vector<double> contract_product_chains(std::vector<double> V,
+                                            const std::vector<std::vector<double>>& P, int K);
+
 // P[a] is S×S row-major: P[a][s·S + s'].
 MdpExpect explicit_expect(const std::vector<std::vector<double>>& P, int S);
 MdpSolution policy_iteration(int S, int A, const std::vector<double>& cost,

@@ -43,25 +43,6 @@
 namespace strait {
 namespace {
 
-// W(x) = Σ_{x'} Π_l P_l(x_l, x'_l) V(x') over a joint state of L links with K levels each (x_l is
-// digit l of x in base K): one mode product per link.
-std::vector<double> contract(std::vector<double> V, const std::vector<std::vector<double>>& P,
-                             int K) {
-  const size_t X = V.size();
-  std::vector<double> out(X);
-  size_t stride = 1;
-  for (size_t l = 0; l < P.size(); ++l, stride *= K) {
-    for (size_t x = 0; x < X; ++x) {
-      const size_t digit = (x / stride) % K, base = x - digit * stride;
-      double acc = 0;
-      for (int j = 0; j < K; ++j) acc += P[l][digit * K + j] * V[base + j * stride];
-      out[x] = acc;
-    }
-    V.swap(out);
-  }
-  return V;
-}
-
 class Mdp final : public PathSelector {
  public:
   explicit Mdp(const Config& cfg) : pc_(cfg.control.paths), lag_(cfg.control.lag) {}
@@ -350,7 +331,7 @@ class Mdp final : public PathSelector {
     std::vector<std::vector<double>> c(A);
     for (int a = 0; a < A; ++a) {
       c[a] = time[a];
-      for (int k = 0; k < lag_; ++k) c[a] = contract(c[a], P, K);
+      for (int k = 0; k < lag_; ++k) c[a] = contract_product_chains(c[a], P, K);
     }
     const int S = X * A;  // state (x, action in force)
     std::vector<double> cost(static_cast<size_t>(S) * A);
@@ -361,7 +342,7 @@ class Mdp final : public PathSelector {
     const MdpExpect expect = [&](int a, const std::vector<double>& V, std::vector<double>& out) {
       std::vector<double> va(X);
       for (int x = 0; x < X; ++x) va[x] = V[static_cast<size_t>(x) * A + a];  // in force next: a
-      const std::vector<double> wx = contract(std::move(va), P, K);
+      const std::vector<double> wx = contract_product_chains(std::move(va), P, K);
       out.resize(S);
       for (int x = 0; x < X; ++x)
         for (int p = 0; p < A; ++p) out[static_cast<size_t>(x) * A + p] = wx[x];
