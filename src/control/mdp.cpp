@@ -17,11 +17,15 @@ void check(int S, int A, const std::vector<double>& cost, double gamma) {
 }  // namespace
 
 MdpSolution value_iteration(int S, int A, const std::vector<double>& cost, const MdpExpect& expect,
-                            double gamma, double epsilon, int max_iterations) {
+                            double gamma, double epsilon, int max_iterations,
+                            const std::vector<double>& start) {
   check(S, A, cost, gamma);
   if (!(epsilon > 0)) throw std::invalid_argument("mdp: epsilon must be > 0");
+  if (!start.empty() && start.size() != static_cast<size_t>(S))
+    throw std::invalid_argument("mdp: start must have S entries");
   MdpSolution sol;
-  sol.value.assign(S, 0.0);
+  if (start.empty()) sol.value.assign(S, 0.0);
+  else sol.value = start;
   sol.policy.assign(S, 0);
   // With γ = 0 one sweep is exact; otherwise the ε(1−γ)/(2γ) rule.
   const double stop = gamma > 0 ? epsilon * (1 - gamma) / (2 * gamma) : 0.0;

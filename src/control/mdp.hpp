@@ -5,7 +5,8 @@
 // form for small problems and tests.
 //   value iteration   V ← min_a [ c(s,a) + γ · E_a V (s) ], stopped when ‖V_{k+1} − V_k‖∞ <
 //                     ε(1−γ)/(2γ): the greedy policy of the result is then ε-optimal (Puterman,
-//                     Markov Decision Processes, 1994, Thm 6.3.1);
+//                     Markov Decision Processes, 1994, Thm 6.3.1) from any start, so a re-solve
+//                     may start from the last solution;
 //   policy iteration  exact evaluation of each policy (Eigen LU of I − γP_π), then improvement,
 //                     until the policy is stable (explicit transition matrices only).
 #pragma once
@@ -24,9 +25,12 @@ struct MdpSolution {
 // E_a V: out[s] = Σ_{s'} P(s' | s, a) · V[s'].
 using MdpExpect = std::function<void(int action, const std::vector<double>& V, std::vector<double>& out)>;
 
-// S states, A actions, cost[s·A + a]; 0 <= γ < 1, ε > 0.
+// S states, A actions, cost[s·A + a]; 0 <= γ < 1, ε > 0. start: the values to iterate from
+// (S entries; empty: 0) — a re-solve of a slightly changed model starts from the last solution
+// and stops sooner; the stopping rule bounds the result whatever the start.
 MdpSolution value_iteration(int S, int A, const std::vector<double>& cost, const MdpExpect& expect,
-                            double gamma, double epsilon, int max_iterations = 1000000);
+                            double gamma, double epsilon, int max_iterations = 1000000,
+                            const std::vector<double>& start = {});
 
 // The expectation over a product of independent chains: W(x) = Σ_{x'} Π_l P_l(x_l, x'_l) V(x'),
 // x a joint state of L = P.size() chains with K states each (x_l is digit l of x in base K,

@@ -190,7 +190,8 @@ class Mdp final : public PathSelector {
                 pc_.resolve_change * std::max(std::fabs(fp[i]), std::fabs(pair.fingerprint[i])) + 1e-12;
     if (resolve) {
       fresh.fingerprint = fp;
-      solve(fresh, tr, P, g, lat, K, n);
+      // The same candidates: start from the last solution (the model moves little a step).
+      solve(fresh, tr, P, g, lat, K, n, same_shape ? pair.sol.value : std::vector<double>{});
       pair = std::move(fresh);
     }
 
@@ -294,7 +295,7 @@ class Mdp final : public PathSelector {
   // Builds the pair's MDP on the model (P, g, lat per involved link) and solves it.
   void solve(Pair& pair, const PairTraffic& tr, const std::vector<std::vector<double>>& P,
              const std::vector<std::vector<double>>& g, const std::vector<double>& lat, int K,
-             int n) {
+             int n, const std::vector<double>& start) {
     const int X = pair.X, A = pair.A, L = static_cast<int>(pair.links.size());
     std::vector<int> power(L, 1);
     for (int i = 1; i < L; ++i) power[i] = power[i - 1] * K;
@@ -347,7 +348,8 @@ class Mdp final : public PathSelector {
       for (int x = 0; x < X; ++x)
         for (int p = 0; p < A; ++p) out[static_cast<size_t>(x) * A + p] = wx[x];
     };
-    pair.sol = value_iteration(S, A, cost, expect, pc_.gamma, pc_.epsilon_ms);
+    pair.sol = value_iteration(S, A, cost, expect, pc_.gamma, pc_.epsilon_ms, 1000000,
+                               start.size() == static_cast<size_t>(S) ? start : std::vector<double>{});
     pair.q.assign(static_cast<size_t>(S) * A, 0.0);
     std::vector<double> next;
     for (int a = 0; a < A; ++a) {
