@@ -20,9 +20,10 @@
 //            a link's estimates have moved by more than control.paths.resolve_change.
 // The state now is known only in part: a link measured exactly in the last step is in its
 // measured level; one that was not (a path not in use) has a belief, its last level propagated
-// by its chain; a lower bound (link_state.hpp) leaves the levels at or above its own. The action is the one of least expected cost under that joint belief,
-// argmin_a Σ_x b(x) Q(x, p, a) with Q the solved MDP's action values (the QMDP rule of Littman,
-// Cassandra and Kaelbling, 1995): a link that recovers half the time is weighed as such, rather
+// by its chain; a lower bound (link_state.hpp) leaves the levels at or above its own. The
+// action is the one of least expected cost under that joint belief, argmin_a Σ_x b(x) Q(x, p, a)
+// with Q the solved MDP's action values (the QMDP rule of Littman, Cassandra and Kaelbling,
+// 1995): a link that recovers half the time is weighed as such, rather
 // than as its most likely level, which would send traffic back to it — and back off again —
 // whenever recovery becomes a little more likely than not. With certain states this is the MDP's
 // policy; with no switching cost that is the one-step best choice (tested).
@@ -196,9 +197,8 @@ class Mdp final : public PathSelector {
     }
 
     // The belief now: per link its state distribution (one-hot where measured exactly in the
-    // last step),
-    // the joint one their product (the links' chains are independent); shown as the most likely
-    // level per link.
+    // last step), the joint one their product (the links' chains are independent); shown as the
+    // most likely level per link.
     const int64_t now = v.last() ? v.last()->step : -1;
     std::vector<double> joint(static_cast<size_t>(pair.X), 1.0);
     std::ostringstream state;
@@ -348,8 +348,7 @@ class Mdp final : public PathSelector {
       for (int x = 0; x < X; ++x)
         for (int p = 0; p < A; ++p) out[static_cast<size_t>(x) * A + p] = wx[x];
     };
-    pair.sol = value_iteration(S, A, cost, expect, pc_.gamma, pc_.epsilon_ms, 1000000,
-                               start.size() == static_cast<size_t>(S) ? start : std::vector<double>{});
+    pair.sol = value_iteration(S, A, cost, expect, pc_.gamma, pc_.epsilon_ms, 1000000, start);
     pair.q.assign(static_cast<size_t>(S) * A, 0.0);
     std::vector<double> next;
     for (int a = 0; a < A; ++a) {
