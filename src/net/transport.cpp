@@ -25,10 +25,16 @@ namespace strait {
 namespace {
 
 // Open MPI's TCP eager limit (MCA parameter btl_tcp_eager_limit), read through the MPI tool
-// interface; 0 when this MPI has no such variable.
-size_t tcp_eager_limit() {
-  int provided = 0;
-  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return 0;
+// interface; 0 when this MPI has no such variable. Read once per process.
+// MPI_T_init_thread is asked for the thread level MPI already provides: Open MPI 4.1 takes the
+// level it is asked for as the library's own (MPI_T_init_thread(MPI_THREAD_SINGLE) after
+// MPI_Init_thread(MPI_THREAD_MULTIPLE) makes MPI_Query_thread answer SINGLE and drops the
+// library's thread protection), while the watchdog and the control link go on calling MPI
+// from their threads; an unshaped run crashed inside MPI_Allreduce that way.
+size_t read_tcp_eager_limit() {
+  int level = MPI_THREAD_SINGLE, provided = 0;
+  MPI_CHECK(MPI_Query_thread(&level));
+  if (MPI_T_init_thread(level, &provided) != MPI_SUCCESS) return 0;
   size_t out = 0;
   int num = 0;
   MPI_T_cvar_get_num(&num);
@@ -55,6 +61,11 @@ size_t tcp_eager_limit() {
   }
   MPI_T_finalize();
   return out;
+}
+
+size_t tcp_eager_limit() {
+  static const size_t limit = read_tcp_eager_limit();
+  return limit;
 }
 
 void sleep_until_run_time(const Transport& tr, double t) {

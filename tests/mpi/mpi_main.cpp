@@ -20,9 +20,13 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener {
   int rank_;
 };
 
+// The thread level MPI_Init_thread provided (a test checks that nothing lowers it later).
+int g_mpi_thread_provided = 0;
+
 int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  g_mpi_thread_provided = provided;
   ::testing::InitGoogleTest(&argc, argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -372,3 +372,17 @@ TEST(Transport, UnshapedSendsAtOnce) {
     EXPECT_EQ(dst, src);
   }
 }
+
+// Reading the TCP eager limit (an unshaped transport does, through the MPI tool interface)
+// leaves MPI's thread level as MPI_Init_thread provided it: Open MPI takes the level asked of
+// MPI_T_init_thread as its own, and the run's threads (watchdog, control link) rely on it.
+extern int g_mpi_thread_provided;  // mpi_main.cpp
+TEST(Transport, UnshapedTransportKeepsMpisThreadLevel) {
+  Config cfg = make_config(std::string(kShaped) + "shaper = \"none\"\n");
+  for (int i = 0; i < 2; ++i) {
+    auto owned = transport(cfg);
+    int level = -1;
+    MPI_Query_thread(&level);
+    EXPECT_EQ(level, g_mpi_thread_provided) << "after unshaped transport " << i;
+  }
+}
