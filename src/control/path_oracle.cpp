@@ -1,14 +1,19 @@
 // path_oracle.cpp — path selector "oracle": an UPPER BOUND, not a method. It reads the scenario
-// (view.clairvoyant()): for every pair, among the direct path and those through up to two relays,
-// the one whose predicted time (path_cost.hpp) on the links' TRUE capacity and latency at the time
-// the decision takes effect is least — that time estimated as now + control.lag × the mean wall
-// time of the last completed steps. Pairs the sync plan sends nothing on are ranked for one
-// gradient-sized message.
+// (view.clairvoyant()): for every pair, among the direct path, those through up to two relays and
+// a split of the bytes over any two of them that share no link, the one whose predicted time
+// (path_cost.hpp) on the links' TRUE capacity and latency at the time the decision takes effect
+// is least — that time estimated as now + control.lag × the mean wall time of the last completed
+// steps. A split's share is the one that lets both parts arrive together (a split is in `mdp`'s
+// actions too; without it the bound chose one path per pair, and `mdp`'s splits beat it by 28%
+// on a clear triangle). Pairs the sync plan sends nothing on are ranked for one gradient-sized
+// message.
 // Under the hierarchical ring the pairs' choices interact: a ring position starts its next step
 // when its predecessor's bytes have arrived, so a relay that shortens one hop can lengthen the
 // chain of dependencies (sync_cost.hpp, ring_seconds). There the per-pair choice is refined
 // jointly: coordinate descent over the ring's hops, each hop's path chosen to minimise the whole
-// ring's time on the true figures, from the per-pair choice and from all-direct, the better kept.
+// ring's time on the true figures, from the per-pair choices (with and without their splits) and
+// from all-direct, the best kept; then the split hops' shares are set on the whole ring, where a
+// relayed part may cross a link another hop's part crosses too (refine_ring_shares).
 // (Per pair alone, on the measured mesh6 matrix with congestion, the oracle fell below `direct`.)
 // "oracle-now" is the same on the true figures at the moment it decides instead of when the
 // decision takes effect: a REACTION BOUND, what a selector that knew every link's state exactly
@@ -23,6 +28,15 @@
 
 namespace strait {
 namespace {
+
+// Whether two paths cross some directed link both (their parts would share its rate).
+bool shares_a_link(const std::vector<int>& p, const std::vector<int>& q) {
+  for (size_t i = 0; i + 1 < p.size(); ++i)
+    for (size_t j = 0; j + 1 < q.size(); ++j)
+      if (p[i] == q[j] && p[i + 1] == q[j + 1]) return true;
+  return false;
+}
+
 class Oracle final : public PathSelector {
  public:
   Oracle(const Config& cfg, bool at_effect) : lag_(cfg.control.lag), at_effect_(at_effect) {}
@@ -40,20 +54,45 @@ class Oracle final : public PathSelector {
     const LinkFigure gbps = [&](int a, int b) { return truth.link(a, b, at).gbps / w.time_scale; };
     const LinkFigure lat = [&](int a, int b) { return truth.link(a, b, at).latency_ms * w.time_scale; };
     const auto traffic = pair_traffic(v.plan(), w);
-    PathDecision d{direct_paths(n), {}, ""};
+    PathDecision d{direct_paths(n), Routes(static_cast<size_t>(n) * n), ""};
+    Paths single = d.paths;  // per pair the best one path (d: the best of paths and splits)
     for (int s = 0; s < n; ++s)
       for (int t = 0; t < n; ++t) {
         if (s == t) continue;
         PairTraffic tr = traffic[s * n + t];
         if (tr.messages == 0) tr = PairTraffic{w.gradient_bytes, 1};
+        const auto cand = simple_paths(ls, s, t, 2);
         double best = 1e300;
-        for (const auto& p : simple_paths(ls, s, t, 2)) {
+        for (const auto& p : cand) {
           const double ms = path_ms(p, tr, gbps, lat);
           if (ms < best * (1 - 1e-9)) best = ms, d.paths[s * n + t] = p;
         }
         if (best >= 1e300) d.paths[s * n + t] = fewest_hop_path(ls, s, t);
+        single[s * n + t] = d.paths[s * n + t];
+        if (best >= 1e300) continue;
+        // Splits: part i takes fixed_i + f_i · bytes_i (its latencies, then its share of the
+        // bytes at its bottleneck); both parts end together at f0 = (fixed1 − fixed0 + bytes1) /
+        // (bytes0 + bytes1).
+        const PairTraffic none{0, tr.messages};
+        for (size_t i = 0; i < cand.size(); ++i)
+          for (size_t j = i + 1; j < cand.size(); ++j) {
+            if (shares_a_link(cand[i], cand[j])) continue;
+            const double fixed0 = path_ms(cand[i], none, gbps, lat), fixed1 = path_ms(cand[j], none, gbps, lat);
+            const double bytes0 = path_ms(cand[i], tr, gbps, lat) - fixed0;
+            const double bytes1 = path_ms(cand[j], tr, gbps, lat) - fixed1;
+            if (!(bytes0 + bytes1 > 0)) continue;
+            const double f0 = (fixed1 - fixed0 + bytes1) / (bytes0 + bytes1);
+            if (!(f0 > 1e-3 && f0 < 1 - 1e-3)) continue;  // one path alone is as good
+            const double ms = fixed0 + f0 * bytes0;
+            if (ms < best * (1 - 1e-9)) {
+              best = ms;
+              d.paths[s * n + t] = f0 >= 0.5 ? cand[i] : cand[j];
+              d.routes[s * n + t] = {Route{cand[i], f0}, Route{cand[j], 1 - f0}};
+            }
+          }
       }
     std::string joint = "none";
+    double ring_ms = -1;  // the ring's predicted time on the truth (hierarchical, > 2 DCs)
     const SyncPlan& plan = v.plan().sync;
     if (plan.strategy == "hierarchical" && n > 2) {
       // The true figures as the planners' model takes them (run units: only comparisons here).
@@ -69,17 +108,36 @@ class Oracle final : public PathSelector {
       Paths start = direct_paths(n);
       for (int s = 0; s < n; ++s)
         for (int t = 0; t < n; ++t)
-          if (s != t && !ls.has_link(s, t)) start[s * n + t] = d.paths[s * n + t];
-      const auto from_pairs = descend(d.paths), from_direct = descend(start);
-      const RingChoice& pick = from_pairs.seconds <= from_direct.seconds ? from_pairs : from_direct;
+          if (s != t && !ls.has_link(s, t)) start[s * n + t] = single[s * n + t];
+      // Three starts, the best end kept: the pairs' choices with their splits (the descent moves
+      // a split hop only to one path), the pairs' single paths, and all-direct.
+      const RingChoice ends[3] = {descend_ring(b, ring, d.paths, d.routes, S, around),
+                                  descend(single), descend(start)};
+      const RingChoice* best_end = &ends[0];
+      for (const RingChoice& e : ends)
+        if (e.seconds < best_end->seconds * (1 - 1e-9)) best_end = &e;
+      RingChoice pick = *best_end;
+      refine_ring_shares(b, ring, pick, S);
       for (int i = 0; i < n; ++i) {
         const int s = ring[i], t = ring[(i + 1) % n];
         d.paths[s * n + t] = pick.paths[s * n + t];
+        d.routes[s * n + t] = pick.routes.empty() ? std::vector<Route>{} : pick.routes[s * n + t];
       }
       joint = "ring";
+      ring_ms = pick.seconds * 1e3;
     }
     std::ostringstream js;
-    js << "{\"" << (at_effect_ ? "upper_bound" : "reaction_bound") << "\":true,\"truth_at_s\":" << at << ",\"joint\":\"" << joint << "\"}";
+    js << "{\"" << (at_effect_ ? "upper_bound" : "reaction_bound") << "\":true,\"truth_at_s\":" << at
+       << ",\"joint\":\"" << joint << "\"";
+    if (ring_ms >= 0) js << ",\"ring_ms\":" << ring_ms;
+    js << ",\"splits\":[";  // the pairs whose bytes go two ways: from, to, share of the first route
+    bool first = true;
+    for (int pr = 0; pr < n * n; ++pr)
+      if (d.routes[pr].size() == 2) {
+        js << (first ? "" : ",") << "[" << pr / n << "," << pr % n << "," << d.routes[pr][0].fraction << "]";
+        first = false;
+      }
+    js << "]}";
     d.detail = js.str();
     return d;
   }

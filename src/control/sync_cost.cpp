@@ -160,4 +160,29 @@ RingChoice descend_ring(const LinkBeliefs& b, const std::vector<int>& ring, Path
   return {best, std::move(paths), std::move(routes)};
 }
 
+void refine_ring_shares(const LinkBeliefs& b, const std::vector<int>& order, RingChoice& c,
+                        double bytes, int passes) {
+  const int n = b.n;
+  if (static_cast<int>(c.routes.size()) != n * n) return;
+  const std::vector<int> ring = ring_order(order, n);
+  const int N = static_cast<int>(ring.size());
+  for (int pass = 0; pass < passes; ++pass) {
+    bool moved = false;
+    for (int i = 0; i < N; ++i) {
+      std::vector<Route>& r = c.routes[ring[i] * n + ring[(i + 1) % N]];
+      if (r.size() != 2) continue;
+      double best_f = r[0].fraction;
+      for (int g = 1; g < 50; ++g) {
+        const double f = g / 50.0;
+        r[0].fraction = f, r[1].fraction = 1 - f;
+        const double sec = ring_seconds(b, ring, c.paths, bytes, &c.routes);
+        if (sec < c.seconds * (1 - 1e-9)) c.seconds = sec, best_f = f, moved = true;
+      }
+      r[0].fraction = best_f, r[1].fraction = 1 - best_f;
+      c.paths[ring[i] * n + ring[(i + 1) % N]] = r[best_f >= 0.5 ? 0 : 1].path;
+    }
+    if (!moved) break;
+  }
+}
+
 }  // namespace strait

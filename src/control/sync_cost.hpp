@@ -50,4 +50,12 @@ RingChoice descend_ring(const LinkBeliefs& b, const std::vector<int>& order, Pat
                         Routes routes, double bytes, const HopCandidates& candidates,
                         int passes = 4);
 
+// The shares of the ring's split hops (two routes) refined on the whole ring: a relayed part
+// crosses links that other hops' parts may cross too, which the pair alone does not see. Each
+// share in turn on a grid of 1/50, keeping what lowers ring_seconds, until a pass moves none
+// (at most `passes`); a hop's path becomes its larger part's. `c.seconds` must be the ring's
+// time for `c` on `b`.
+void refine_ring_shares(const LinkBeliefs& b, const std::vector<int>& order, RingChoice& c,
+                        double bytes, int passes = 4);
+
 }  // namespace strait

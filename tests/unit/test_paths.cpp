@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include "control/mdp.hpp"
 #include "control/path_cost.hpp"
 #include "control/policy.hpp"
+#include "control/sync_cost.hpp"
 #include "validate/validate.hpp"
 
 namespace fs = std::filesystem;
@@ -392,7 +395,8 @@ fs::path scratch() {
 
 // Three DCs in a full mesh, 1 ms links: the direct a→b link slow (0.05 Gbit/s), the detour
 // through c fast (1 Gbit/s) — at 1 ms a relay's extra latency costs less than the slow link.
-Config triangle(const std::string& name, const std::string& control) {
+Config triangle(const std::string& name, const std::string& control,
+                const std::string& ab = "capacity_gbps = 0.05\nlatency_ms = 1\n") {
   const fs::path p = scratch() / (name + ".toml");
   std::ofstream(p) << "[model]\nlayers = 1\nd_model = 16\nheads = 2\nd_ff = 32\nseq_len = 8\n"
                       "[train]\nsteps = 30\nglobal_batch = 6\ncorpus = \""
@@ -400,8 +404,8 @@ Config triangle(const std::string& name, const std::string& control) {
                    << "[[datacenter]]\nname = \"a\"\nranks = 1\n[[datacenter]]\nname = \"b\"\nranks = 1\n"
                       "[[datacenter]]\nname = \"c\"\nranks = 1\n"
                       "[network]\ndefault_capacity_gbps = 1.0\ndefault_latency_ms = 1\n"
-                      "[[link]]\nfrom = \"a\"\nto = \"b\"\ncapacity_gbps = 0.05\nlatency_ms = 1\n"
-                   << control;
+                      "[[link]]\nfrom = \"a\"\nto = \"b\"\n"
+                   << ab << control;
   return load_valid_config(p.string());
 }
 
@@ -409,8 +413,9 @@ struct Triangle {
   Config cfg;
   std::shared_ptr<const Scenario> sc;
   std::unique_ptr<ControllerView> view;
-  explicit Triangle(const std::string& name, const std::string& control = "")
-      : cfg(triangle(name, control)), sc(std::make_shared<const Scenario>(cfg)) {
+  explicit Triangle(const std::string& name, const std::string& control = "",
+                    const std::string& ab = "capacity_gbps = 0.05\nlatency_ms = 1\n")
+      : cfg(triangle(name, control, ab)), sc(std::make_shared<const Scenario>(cfg)) {
     Plan p;
     p.effective = 0;
     for (const auto& dc : cfg.datacenters) p.splits.push_back(dc.split);
@@ -546,9 +551,51 @@ TEST(PathSelectors, BaselinesOnTheConfiguredTriangle) {
   s.view->record(step_with(0, 3, 0, 1, 1.0));
   EXPECT_EQ(make_path_selector("widest", s.cfg)->choose(*s.view).paths[0 * 3 + 1],
             (std::vector<int>{0, 1}));
-  // The oracle reads the scenario: a→b is truly 0.05 Gbit/s, so it relays whatever was measured.
+  // The oracle reads the scenario: a→b is truly 0.05 Gbit/s, so it moves bytes onto the relay
+  // through c whatever was measured. These syncs are a few KB, where the relay's extra
+  // millisecond a message counts: it splits them, both parts arriving together.
   const auto oracle = make_path_selector("oracle", s.cfg)->choose(*s.view);
-  EXPECT_EQ(oracle.paths[0 * 3 + 1], (std::vector<int>{0, 2, 1}));
+  ASSERT_EQ(oracle.routes.size(), 9u);
+  const auto& ab = oracle.routes[0 * 3 + 1];
+  ASSERT_EQ(ab.size(), 2u) << oracle.detail;
+  EXPECT_EQ(ab[0].path, (std::vector<int>{0, 1}));
+  EXPECT_EQ(ab[1].path, (std::vector<int>{0, 2, 1}));
+  EXPECT_GT(ab[1].fraction, 0.1);
+  EXPECT_NEAR(ab[0].fraction + ab[1].fraction, 1.0, 1e-12);
+  EXPECT_EQ(oracle.paths[0 * 3 + 1], ab[0].fraction >= 0.5 ? ab[0].path : ab[1].path);
+}
+
+// The oracle bounds mdp, whose actions include a split: on a clear triangle whose latencies are
+// small against its bytes, a ring hop split over its link and the third DC uses links the ring
+// leaves idle (b→a, a→c, c→b on the ring a→b→c), and the oracle takes it, with shares set on
+// the whole ring: every idle link then carries two hops' relayed parts, so each direct part
+// carries more than half. On the true figures its ring is faster than all-direct.
+TEST(PathSelectors, OracleSplitsRingHopsOverIdleLinks) {
+  std::string fast;
+  for (const char* l : {"from = \"b\"\nto = \"a\"", "from = \"a\"\nto = \"c\"", "from = \"c\"\nto = \"a\"",
+                        "from = \"b\"\nto = \"c\"", "from = \"c\"\nto = \"b\""})
+    fast += std::string("[[link]]\n") + l + "\ncapacity_gbps = 1.0\nlatency_ms = 0.001\n";
+  Triangle s("oracle_split", fast, "capacity_gbps = 1.0\nlatency_ms = 0.001\n");
+  const auto d = make_path_selector("oracle", s.cfg)->choose(*s.view);
+  ASSERT_EQ(d.routes.size(), 9u);
+  int split_hops = 0;
+  for (const auto& [a, b, c] : {std::array<int, 3>{0, 1, 2}, {1, 2, 0}, {2, 0, 1}}) {
+    const auto& r = d.routes[a * 3 + b];
+    if (r.empty()) continue;
+    ++split_hops;
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].path, (std::vector<int>{a, b}));
+    EXPECT_EQ(r[1].path, (std::vector<int>{a, c, b}));
+    EXPECT_GT(r[0].fraction, 0.5);
+    EXPECT_LT(r[0].fraction, 0.9);
+    EXPECT_EQ(d.paths[a * 3 + b], r[0].path);
+  }
+  EXPECT_GT(split_hops, 0) << d.detail;
+  LinkBeliefs truth{3, std::vector<double>(9, 1.0), std::vector<double>(9, 0.001), "truth"};
+  const double S = s.view->world().gradient_bytes;
+  EXPECT_LT(ring_seconds(truth, {0, 1, 2}, d.paths, S, &d.routes),
+            0.9 * ring_seconds(truth, {0, 1, 2}, direct_paths(3), S))
+      << d.detail;
 }
 
 // oracle-now is the oracle on the truth when it decides, not when the decision takes effect: b→a
