@@ -277,20 +277,36 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
       }
       const double g = streamed ? m.stream_gbps() : m.goodput_gbps();
       bool bound = !streamed;
-      if (streamed && carried && !carried->first[l] && !carried->upstream[l].empty()) {
+      if (streamed && carried && !carried->upstream[l].empty()) {
         // What the hops before it let through: per relayed flow, its slowest upstream link's
         // rate over that link's flows; the link's own rate counts all its flows together.
-        double pace = 0;
+        double pace = 0, slowest = 1e300, slowest_link = 1e300;
         for (const std::vector<int>& before : carried->upstream[l]) {
           double p = 1e300;
-          for (int u : before)
-            p = std::min(p, (rate[u] > 0 ? rate[u] : ewma_[u]) / std::max(1, carried->flows[u]));
+          for (int u : before) {
+            const double ru = rate[u] > 0 ? rate[u] : ewma_[u];
+            p = std::min(p, ru / std::max(1, carried->flows[u]));
+            slowest_link = std::min(slowest_link, ru);
+          }
           pace += p;
+          slowest = std::min(slowest, p);
         }
         // Paced, it is a lower bound: taken when it says the link is better than believed
         // (above its last level's mean, or above its best so far), else it says nothing; a
         // bound moves the link's level and reference, not its levels' mean capacities.
-        if (g >= kPaced * pace) {
+        // A link with flows of its own too is paced when a link before one of its relayed
+        // flows ran well below what this link is believed to deliver and this link did not go
+        // below that flow's pace: its streaming time then lasts as long as that flow trickles
+        // (detour3: a→c, carrying a→c→b of its own and b→a→c while b→a had just dropped to a
+        // twentieth, read as congested, and mdp kept half of a→b's bytes on a→b for two more
+        // steps because the detour looked congested too). Below that pace it was the
+        // bottleneck itself, and with its upstream at speed its own rate is its own.
+        const int k = last_state(s, d);
+        const double believed = num_[l][k] > 0 ? sum_[l][k] / num_[l][k] : binned_ref_[l];
+        const bool paced = carried->first[l]
+                               ? slowest_link < kPaced * believed && g >= kPaced * slowest
+                               : g >= kPaced * pace;
+        if (paced) {
           if (last_step_[l] < 0 || !above_belief(g)) {
             only_truncate(g);
             continue;

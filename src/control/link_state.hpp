@@ -40,7 +40,10 @@
 //              mean, or its best so far: a recovery seen through a relay) as a floor on the
 //              link's level and a candidate for its reference, not as a level's capacity; when
 //              not, it only rules out the levels below its own; ignored on a link never
-//              measured before. A link that carried sync bytes too
+//              measured before. A link that carried flows of its own too is read the same way
+//              when a link before one of its relayed flows ran under kPaced × what this link is
+//              believed to deliver and this link kept at least kPaced × that flow's pace (its
+//              streaming lasted as long as that flow trickled). A link that carried sync bytes too
 //              fast to time (no streaming rate) gives its goodput as such a lower bound.
 // Units: Gbit/s and ms of the run (what the wire delivers: with network.time_scale s, the
 // configured priors enter as capacity / s and latency · s). Nothing here reads the scenario.

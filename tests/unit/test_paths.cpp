@@ -381,6 +381,43 @@ TEST(LinkStates, RelayedHopsSayLittleAboutTheirLink) {
   EXPECT_NEAR(four.last_gbps(1, 2), 0.9, 1e-12);
 }
 
+// A link that carries flows of its own and a relayed one streams as long as the relayed one
+// trickles: when the link before that flow drops, the link's rate says little about itself.
+// detour3's onset: a→c carried a→c→b of its own and b→a→c; b→a dropped to a twentieth, a→c read
+// as congested too, and mdp kept half of a→b's bytes on a→b for two more slow steps.
+TEST(LinkStates, ALinkWithFlowsOfItsOwnIsPacedByATricklingRelayedOne) {
+  const Carriage c(3, {{0, 2, 1}, {1, 0, 2}});  // 0→2: its own flow and 1→0→2 relayed
+  EXPECT_TRUE(c.first[0 * 3 + 2]);
+  EXPECT_EQ(c.upstream[0 * 3 + 2], (std::vector<std::vector<int>>{{1 * 3 + 0}}));
+  auto step = [](int64_t s, double up, double link) {  // 1→0 at `up`, 0→2 at `link`
+    StepRecord r = step_with(s, 3, 1, 0, up);
+    r.links[0 * 3 + 2] = step_with(s, 3, 0, 2, link).links[0 * 3 + 2];
+    return r;
+  };
+  const std::vector<double> ones{0, 1, 1, 1, 0, 1, 1, 1, 0};
+  LinkStates ls(3, ones, std::vector<double>(9, 10.0), LinkStates::Params{4, 0.5});
+  LinkStates blind(3, ones, std::vector<double>(9, 10.0), LinkStates::Params{4, 0.5});
+  ls.observe(step(0, 1.0, 1.0), &c);  // everything at speed: measured as always
+  blind.observe(step(0, 1.0, 1.0));
+  EXPECT_EQ(ls.last_measured_step(0, 2), 0);
+  EXPECT_EQ(ls.last_state(0, 2), 3);
+  // 1→0 drops to 0.05 and 0→2 streams at 0.04, the relayed flow's pace: not a level of 0→2.
+  ls.observe(step(1, 0.05, 0.04), &c);
+  blind.observe(step(1, 0.05, 0.04));
+  EXPECT_EQ(ls.last_measured_step(0, 2), 0);
+  EXPECT_EQ(ls.last_state(0, 2), 3);
+  EXPECT_LT(blind.last_state(0, 2), 3);  // without the carriage: read as congested
+  // Its upstream at speed again: a slow 0→2 is its own.
+  ls.observe(step(2, 1.0, 0.05), &c);
+  EXPECT_EQ(ls.last_measured_step(0, 2), 2);
+  EXPECT_LT(ls.last_state(0, 2), 3);
+  // Upstream slowed to 0.2, 0→2 far below that pace (0.01 < 0.7 × 0.2): the bottleneck itself.
+  ls.observe(step(3, 1.0, 1.0), &c);
+  ls.observe(step(4, 0.2, 0.01), &c);
+  EXPECT_EQ(ls.last_measured_step(0, 2), 4);
+  EXPECT_NEAR(ls.last_gbps(0, 2), 0.01, 1e-12);
+}
+
 namespace {
 
 fs::path scratch() {
