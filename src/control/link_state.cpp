@@ -15,7 +15,8 @@ constexpr int64_t kMaxGap = 64;
 constexpr size_t kKeptGaps = 512;  // the last ones; older ones leave the chain at the next refit
 constexpr size_t kRefit = 16;      // new gaps before all are counted again
 constexpr int kEmRounds = 8;
-// A relayed-only link that streamed below this share of its upstream's pace was the bottleneck.
+// A relayed link that streamed below this share of its upstream's pace was the bottleneck (and
+// a relayed flow let through below this share of its part of a link was held back upstream).
 constexpr double kPaced = 0.7;
 }  // namespace
 
@@ -253,12 +254,12 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
                                : m.latency_ms;
         lat_seen_[l] = true;
       }
-      // Above what the link is believed to deliver (its last level's mean, or its best so far).
-      auto above_belief = [&](double g) {
-        const int k = last_state(s, d);
-        const double believed = num_[l][k] > 0 ? sum_[l][k] / num_[l][k] : binned_ref_[l];
-        return g > believed || g > ref_[l];
-      };
+      // What the link is believed to deliver: its last level's mean capacity.
+      const int k_now = last_state(s, d);
+      const double believed =
+          num_[l][k_now] > 0 ? sum_[l][k_now] / num_[l][k_now] : binned_ref_[l];
+      // Above what the link is believed to deliver, or above its best so far.
+      auto above_belief = [&](double g) { return g > believed || g > ref_[l]; };
       const bool streamed = m.stream_ms > 0 && m.stream_bytes > 0;
       // Sync bytes but no streaming rate: the flows were over before their chunks could be
       // timed — a fast link. Their goodput (latency included) is a lower bound on its rate:
@@ -280,32 +281,28 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
       if (streamed && carried && !carried->upstream[l].empty()) {
         // What the hops before it let through: per relayed flow, its slowest upstream link's
         // rate over that link's flows; the link's own rate counts all its flows together.
-        double pace = 0, slowest = 1e300, slowest_link = 1e300;
+        const int here = std::max(1, carried->flows[l]);
+        double pace = 0;
+        bool held_back = false;  // some relayed flow trickled in (see below)
         for (const std::vector<int>& before : carried->upstream[l]) {
           double p = 1e300;
-          for (int u : before) {
-            const double ru = rate[u] > 0 ? rate[u] : ewma_[u];
-            p = std::min(p, ru / std::max(1, carried->flows[u]));
-            slowest_link = std::min(slowest_link, ru);
-          }
+          for (int u : before)
+            p = std::min(p, (rate[u] > 0 ? rate[u] : ewma_[u]) / std::max(1, carried->flows[u]));
           pace += p;
-          slowest = std::min(slowest, p);
+          held_back |= p < kPaced * believed / here && g >= kPaced * here * p;
         }
         // Paced, it is a lower bound: taken when it says the link is better than believed
         // (above its last level's mean, or above its best so far), else it says nothing; a
         // bound moves the link's level and reference, not its levels' mean capacities.
-        // A link with flows of its own too is paced when a link before one of its relayed
-        // flows ran well below what this link is believed to deliver and this link did not go
-        // below that flow's pace: its streaming time then lasts as long as that flow trickles
-        // (detour3: a→c, carrying a→c→b of its own and b→a→c while b→a had just dropped to a
-        // twentieth, read as congested, and mdp kept half of a→b's bytes on a→b for two more
-        // steps because the detour looked congested too). Below that pace it was the
-        // bottleneck itself, and with its upstream at speed its own rate is its own.
-        const int k = last_state(s, d);
-        const double believed = num_[l][k] > 0 ? sum_[l][k] / num_[l][k] : binned_ref_[l];
-        const bool paced = carried->first[l]
-                               ? slowest_link < kPaced * believed && g >= kPaced * slowest
-                               : g >= kPaced * pace;
+        // A link with flows of its own too is paced when one of its relayed flows was let
+        // through well below its part of this link (its pace under kPaced × the believed rate
+        // over the link's flows) and the link still carried at least kPaced × that pace for
+        // every flow: its streaming then lasted as long as that flow trickled (detour3: a→c,
+        // carrying a→c→b of its own and b→a→c while b→a had just dropped to a twentieth, read
+        // as congested, and mdp kept half of a→b's bytes on a→b for two more steps because the
+        // detour looked congested too). Slower than that, the link was a bottleneck itself
+        // (and when it and the hop before it congest together, that is what it shows).
+        const bool paced = carried->first[l] ? held_back : g >= kPaced * pace;
         if (paced) {
           if (last_step_[l] < 0 || !above_belief(g)) {
             only_truncate(g);

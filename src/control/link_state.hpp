@@ -41,9 +41,10 @@
 //              link's level and a candidate for its reference, not as a level's capacity; when
 //              not, it only rules out the levels below its own; ignored on a link never
 //              measured before. A link that carried flows of its own too is read the same way
-//              when a link before one of its relayed flows ran under kPaced × what this link is
-//              believed to deliver and this link kept at least kPaced × that flow's pace (its
-//              streaming lasted as long as that flow trickled). A link that carried sync bytes too
+//              when one of its relayed flows was let through under kPaced × its part of the
+//              link (the believed rate over the link's flows) and the link still carried at
+//              least kPaced × that pace for every flow (its streaming lasted as long as that
+//              flow trickled); slower, it was a bottleneck itself. A link that carried sync bytes too
 //              fast to time (no streaming rate) gives its goodput as such a lower bound.
 // Units: Gbit/s and ms of the run (what the wire delivers: with network.time_scale s, the
 // configured priors enter as capacity / s and latency · s). Nothing here reads the scenario.

@@ -69,7 +69,8 @@ class Oracle final : public PathSelector {
         }
         if (best >= 1e300) d.paths[s * n + t] = fewest_hop_path(ls, s, t);
         single[s * n + t] = d.paths[s * n + t];
-        if (best >= 1e300) continue;
+        // Splits only where the plan sends bytes (a pair it does not use keeps one path).
+        if (best >= 1e300 || traffic[s * n + t].messages == 0) continue;
         // Splits: part i takes fixed_i + f_i · bytes_i (its latencies, then its share of the
         // bytes at its bottleneck); both parts end together at f0 = (fixed1 − fixed0 + bytes1) /
         // (bytes0 + bytes1).
@@ -77,7 +78,8 @@ class Oracle final : public PathSelector {
         for (size_t i = 0; i < cand.size(); ++i)
           for (size_t j = i + 1; j < cand.size(); ++j) {
             if (shares_a_link(cand[i], cand[j])) continue;
-            const double fixed0 = path_ms(cand[i], none, gbps, lat), fixed1 = path_ms(cand[j], none, gbps, lat);
+            const double fixed0 = path_ms(cand[i], none, gbps, lat);
+            const double fixed1 = path_ms(cand[j], none, gbps, lat);
             const double bytes0 = path_ms(cand[i], tr, gbps, lat) - fixed0;
             const double bytes1 = path_ms(cand[j], tr, gbps, lat) - fixed1;
             if (!(bytes0 + bytes1 > 0)) continue;
@@ -121,20 +123,21 @@ class Oracle final : public PathSelector {
       for (int i = 0; i < n; ++i) {
         const int s = ring[i], t = ring[(i + 1) % n];
         d.paths[s * n + t] = pick.paths[s * n + t];
-        d.routes[s * n + t] = pick.routes.empty() ? std::vector<Route>{} : pick.routes[s * n + t];
+        d.routes[s * n + t] = pick.routes[s * n + t];  // descend_ring gives one entry per pair
       }
       joint = "ring";
       ring_ms = pick.seconds * 1e3;
     }
     std::ostringstream js;
-    js << "{\"" << (at_effect_ ? "upper_bound" : "reaction_bound") << "\":true,\"truth_at_s\":" << at
-       << ",\"joint\":\"" << joint << "\"";
+    js << "{\"" << (at_effect_ ? "upper_bound" : "reaction_bound")
+       << "\":true,\"truth_at_s\":" << at << ",\"joint\":\"" << joint << "\"";
     if (ring_ms >= 0) js << ",\"ring_ms\":" << ring_ms;
     js << ",\"splits\":[";  // the pairs whose bytes go two ways: from, to, share of the first route
     bool first = true;
     for (int pr = 0; pr < n * n; ++pr)
       if (d.routes[pr].size() == 2) {
-        js << (first ? "" : ",") << "[" << pr / n << "," << pr % n << "," << d.routes[pr][0].fraction << "]";
+        js << (first ? "" : ",") << "[" << pr / n << "," << pr % n << ","
+           << d.routes[pr][0].fraction << "]";
         first = false;
       }
     js << "]}";
