@@ -58,7 +58,7 @@ for line in open(list_file):
         "resplits": sum(d.get("decision") == "resplit" for d in decisions),
         "share_moves": sum(d.get("decision") == "shares" for d in decisions),
         "made_early": sum(d.get("decision") in ("resplit", "shares")
-                          and "made on its first ask" in d.get("why", "") for d in decisions),
+                          and bool(d.get("lasted", {}).get("early")) for d in decisions),
         "resplit_ms": reshard, "resplit_share": reshard / wall,
         "final_loss": float(steps["loss"][-1]), "load_avg_1min": load1,
     })
@@ -119,7 +119,9 @@ for s in scenarios:
             f"| {sc} | {fc} | {bal} | {t:.0f} | {lo:.0f}-{hi:.0f} | {med('idle_share', g):.3f} | "
             + (f"{t / base:.2f}x" if base else "-") + " | "
             + (f"{t / best:.0%}" if best else "-") + " | "
-            + f"{med('resplits', g):g} | {med('share_moves', g):g} | {med('made_early', g):g} | "
+            + f"{med('resplits', g):g} | {med('share_moves', g):g} | "
+            # static and oracle never confirm a change, so none can be made early: no figure.
+            + (f"{med('made_early', g):g}" if bal not in ("static", "oracle") else "-") + " | "
             + f"{med('resplit_share', g):.2%} | "
             + f"{med('device_tokens_per_s', g):.0f} | "
             + (f"{med('device_tokens_per_s', g) / dbase:.2f}x" if dbase else "-") + " | "

@@ -434,13 +434,14 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   // a plan the loads no longer want). The last noise_window first asks count.
   using Ask = std::pair<std::vector<std::vector<double>>, std::vector<double>>;
   const Ask want{best.splits, new_shares};
-  if (futures.empty() && first_ask_valid_) {
-    const bool asked_again = decision != "keep" && want == first_ask_;
+  // (pending_ with pending_count_ 1 is that first ask: nothing between two decisions changes
+  // them.)
+  if (futures.empty() && pending_count_ == 1) {
+    const bool asked_again = decision != "keep" && want == pending_;
     const bool still_wanted =
-        decision == "keep" && Ask{cur.splits, cur.shares} == first_ask_ && ch.best_already;
+        decision == "keep" && Ask{cur.splits, cur.shares} == pending_ && ch.best_already;
     lasted_.push_back(asked_again || still_wanted);
     while (lasted_.size() > static_cast<size_t>(cfg_.noise_window)) lasted_.pop_front();
-    first_ask_valid_ = false;
   }
   // Hysteresis in time (predictions only): the same change must be asked for by `confirm`
   // decisions in a row, so a one-step outlier does not move the plan (and back the next step) —
@@ -456,17 +457,18 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   } else if (futures.empty()) {
     pending_count_ = want == pending_ ? pending_count_ + 1 : 1;
     pending_ = want;
-    if (pending_count_ == 1) first_ask_ = want, first_ask_valid_ = true;
     const int seen = static_cast<int>(lasted_.size());
     const int kept = static_cast<int>(std::count(lasted_.begin(), lasted_.end(), true));
     const double p = (kept + 1.0) / (seen + 2.0);
     const double g = gain, c = best.resplit.empty() ? 0.0 : best.cost_ms;
     const bool early = cfg_.act_early && pending_count_ == 1 && cfg_.confirm > 1 &&
                        p * (cfg_.confirm - 1) * g > (1 - p) * (2 * c + cfg_.confirm * g);
-    js << ",\"lasted\":{\"asks\":" << seen << ",\"lasted\":" << kept << ",\"p\":" << number(p)
-       << ",\"early\":" << (early ? "true" : "false") << "}";
-    if (pending_count_ < cfg_.confirm && early) {
-      why += "; made on its first ask: this run's changes lasted often enough to repay it";
+    // ask: how many decisions in a row asked for this change; asks, lasted: the window's first
+    // asks and how many of them lasted.
+    js << ",\"lasted\":{\"ask\":" << pending_count_ << ",\"asks\":" << seen << ",\"lasted\":" << kept
+       << ",\"p\":" << number(p) << ",\"early\":" << (early ? "true" : "false") << "}";
+    if (early) {
+      why += "; made on its first ask: recent changes lasted often enough to repay it";
     } else if (pending_count_ < cfg_.confirm) {
       js << ",\"confirmations\":" << pending_count_;
       why = "asked for " + std::to_string(pending_count_) + " of the " +

@@ -92,10 +92,8 @@ class BalanceRule {
                                  // have had over the recent mean's plan, on the loads that came
   std::pair<std::vector<std::vector<double>>, std::vector<double>> pending_;  // change asked for
   int pending_count_ = 0;        // decisions in a row that asked for it
-  // Whether changes last (act_early): the change first asked for at the last decision, and per
-  // recent first ask (the last noise_window) whether the next decision's loads wanted it too.
-  std::pair<std::vector<std::vector<double>>, std::vector<double>> first_ask_;
-  bool first_ask_valid_ = false;
+  // Whether changes last (act_early): per recent first ask (the last noise_window; pending_ with
+  // pending_count_ 1) whether the next decision's loads wanted it too.
   std::deque<bool> lasted_;
 };
 

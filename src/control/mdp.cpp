@@ -65,6 +65,13 @@ MdpSolution value_iteration(int S, int A, const std::vector<double>& cost, const
 std::vector<double> contract_product_chains(std::vector<double> V,
                                             const std::vector<std::vector<double>>& P, int K) {
   const size_t X = V.size(), k = static_cast<size_t>(K);
+  size_t joint = 1;
+  for (const auto& Pl : P) {
+    if (K < 1 || Pl.size() != k * k)
+      throw std::invalid_argument("contract_product_chains: a chain that is not K x K");
+    joint *= k;
+  }
+  if (joint != X) throw std::invalid_argument("contract_product_chains: V does not hold K^L values");
   std::vector<double> out(X);
   size_t stride = 1;  // K^l: the distance between neighbouring values of digit l
   for (size_t l = 0; l < P.size(); ++l, stride *= k) {

@@ -28,8 +28,9 @@ using MdpExpect = std::function<void(int action, const std::vector<double>& V, s
 // S states, A actions, cost[s·A + a]; 0 <= γ < 1, ε > 0. start: the values to iterate from
 // (S entries; empty: 0) — a re-solve of a slightly changed model starts from the last solution
 // and stops sooner; the stopping rule bounds the result whatever the start.
+constexpr int kMaxValueIterations = 1000000;
 MdpSolution value_iteration(int S, int A, const std::vector<double>& cost, const MdpExpect& expect,
-                            double gamma, double epsilon, int max_iterations = 1000000,
+                            double gamma, double epsilon, int max_iterations = kMaxValueIterations,
                             const std::vector<double>& start = {});
 
 // The expectation over a product of independent chains: W(x) = Σ_{x'} Π_l P_l(x_l, x'_l) V(x'),

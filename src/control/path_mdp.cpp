@@ -348,7 +348,8 @@ class Mdp final : public PathSelector {
       for (int x = 0; x < X; ++x)
         for (int p = 0; p < A; ++p) out[static_cast<size_t>(x) * A + p] = wx[x];
     };
-    pair.sol = value_iteration(S, A, cost, expect, pc_.gamma, pc_.epsilon_ms, 1000000, start);
+    pair.sol = value_iteration(S, A, cost, expect, pc_.gamma, pc_.epsilon_ms,
+                               kMaxValueIterations, start);
     pair.q.assign(static_cast<size_t>(S) * A, 0.0);
     std::vector<double> next;
     for (int a = 0; a < A; ++a) {

@@ -371,11 +371,12 @@ TEST(BalanceRule, ChangesThatLastAreMadeOnTheirFirstAskOnceTheRunHasSeenThemLast
         if (sim.resplits > before) at[act_early].push_back(s);
       }
       for (const std::string& d : sim.details) {
-        const bool made_early = d.find("made on its first ask") != std::string::npos;
+        const bool made_early = d.find("\"early\":true") != std::string::npos;
         EXPECT_TRUE(act_early || !made_early) << d;
         if (made_early) {
           EXPECT_NE(d.find("\"decision\":\"resplit\""), std::string::npos) << d;
-          EXPECT_EQ(d.find("\"confirmations\""), std::string::npos) << d;
+          EXPECT_NE(d.find("\"lasted\":{\"ask\":1,"), std::string::npos) << d;  // a first ask
+          EXPECT_NE(d.find("made on its first ask"), std::string::npos) << d;
         }
         early += made_early;
       }
