@@ -26,7 +26,7 @@
 # Usage: scripts/bench-paths.sh [BUILD_DIR]
 #   SCENARIOS="..." POLICIES="..." BENCH_REPEATS=N to narrow or widen it (SCENARIOS="" TC=1: tc only);
 #   TC=1 also runs TC_SCENARIOS (default detour3) under scripts/netns-run (root, tc; shaper none;
-#   the link schedules applied by tc on time) with direct, mdp and oracle, rows marked "tc".
+#   the link schedules applied by tc on time) with direct, mdp, oracle-now and oracle, rows marked "tc".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -130,7 +130,7 @@ done
 if [ "${TC:-0}" = 1 ]; then
   for rep in $(seq 1 "$repeats"); do
     for s in $tc_scenarios; do
-      for p in direct mdp oracle; do run_one "$s" "$p" "$rep" tc; done
+      for p in direct mdp oracle-now oracle; do run_one "$s" "$p" "$rep" tc; done
     done
   done
 fi

@@ -167,7 +167,7 @@ struct BalanceConfig {
 // selector's model (docs/paths.md).
 struct PathsConfig {
   int states = 5;              // congestion levels of a link (>= 2; docs/paths.md on why 5)
-  double ewma_alpha = 0.3;     // (0, 1]: weight of the newest measurement in the estimates
+  double ewma_alpha = 0.3;     // (0, 1]: weight of the newest measurement in the smoothed capacity
   int relays = 2;              // K: candidate relay DCs per pair (the best-connected ones)
   double switch_cost_ms = 5;   // >= 0: what a change of path costs (in the MDP's cost)
   double gamma = 0.9;          // [0, 1): discount of future steps

@@ -3,8 +3,11 @@
 //   capacity   the streaming rate measured at the wire (stream_gbps: a flow's bytes after its
 //              first chunk over first-to-last arrival), last value and an EWMA; before the first
 //              measurement, the configured capacity (the prior, named so);
-//   latency    one-way latency from small messages (controller replies and reports), EWMA; the
-//              configured latency before the first sample;
+//   latency    one-way latency from small messages (controller replies and reports): the least
+//              of the last 16 steps' samples (a windowed minimum, as TCP BBR's min-RTT filter),
+//              since a message that queued behind sync bytes measured the queue too, and the
+//              cost model counts a link's bytes at its rate already; the configured latency
+//              before the first sample;
 //   reference  what the link delivers at its best, as measured: the 90th percentile of its
 //              measured capacities (the configured capacity before the first). Not the configured
 //              figure: on this project's 2-core machine under load six ranks' transports
@@ -94,7 +97,7 @@ class LinkStates {
   double reference_gbps(int s, int d) const { return ref_[s * n_ + d]; }
   double last_gbps(int s, int d) const;     // last measurement (the prior before one)
   double ewma_gbps(int s, int d) const;     // smoothed (the prior before a measurement)
-  double latency_ms(int s, int d) const;    // smoothed one-way latency (the prior before a sample)
+  double latency_ms(int s, int d) const;    // one-way latency: windowed minimum (the prior before a sample)
   bool latency_sampled(int s, int d) const { return lat_seen_[s * n_ + d]; }
   // The most likely state of the belief as of the last sample (exact: its level; after bounds:
   // of the levels at or above theirs, the one the chain made likeliest); the top state before
@@ -123,6 +126,7 @@ class LinkStates {
   std::vector<double> nominal_, latency_prior_;
   std::vector<double> last_, ewma_, lat_;
   std::vector<bool> lat_seen_;
+  std::vector<std::deque<double>> lat_window_;  // per link: the last kLatencyWindow steps' latencies
   std::vector<int64_t> last_step_, seen_;  // last sample taken (exact or bound); transitions
   std::vector<bool> last_bound_;            // whether that sample was a bound
   std::vector<int64_t> chain_step_;         // last exact sample (the chain's), and its level
@@ -148,6 +152,7 @@ class LinkStates {
   std::vector<size_t> fitted_;                   // per link: gaps when last refitted
 
   static constexpr size_t kKept = 4096;
+  static constexpr size_t kLatencyWindow = 16;  // sampled steps the latency is the least of
   int level(double gbps, double ref) const;
   // An exact sample into the chain, the levels' means and the belief; a bound into the belief
   // only (truncate). Replayed by rebin from series_, which keeps the bounds that were taken
