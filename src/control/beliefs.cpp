@@ -42,7 +42,7 @@ LinkBeliefs believed_links(const ControllerView& v) {
     }
   std::ostringstream src;
   src << "measured links (rate: EWMA of stream_gbps on " << rates << " of " << links
-      << " links; latency: least recent small-message one-way time on " << latencies << " of "
+      << " links; latency: windowed minimum of small-message one-way times on " << latencies << " of "
       << links << "; configured figures elsewhere)";
   b.source = src.str();
   return b;

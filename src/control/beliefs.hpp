@@ -1,8 +1,8 @@
 // beliefs.hpp — the link figures the controller believes: what the sync planners (star, blp,
 // ring-best) plan on. One function, so that where the figures come from is decided in one
 // place: the wire's measurements as the controller has learned them (view.links(),
-// link_state.hpp) — per link the EWMA of its measured streaming rate and of its small-message
-// one-way latency — and, for a link or a figure not measured yet, the configured one (a prior,
+// link_state.hpp) — per link the EWMA of its measured streaming rate and the windowed minimum of
+// its small-message one-way latency — and, for a link or a figure not measured yet, the configured one (a prior,
 // counted in the source string). Never the scenario's truth (only oracles read that).
 #pragma once
 #include <string>

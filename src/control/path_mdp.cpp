@@ -44,8 +44,8 @@
 namespace strait {
 namespace {
 
-// The smallest part of a split hop the joint refinement keeps.
-constexpr double kMinPart = 0.02;
+// The least relative gain of the ring for which the joint refinement overrides the pairs.
+constexpr double kJointMargin = 0.01;
 
 class Mdp final : public PathSelector {
  public:
@@ -113,7 +113,7 @@ class Mdp final : public PathSelector {
     if (ls.has_link(s, t)) cand.push_back({s, t});
     const LinkFigure ewma = [&](int i, int j) { return ls.ewma_gbps(i, j); };
     std::vector<std::pair<std::tuple<double, size_t, double>, std::vector<int>>> relayed;
-    // Ranked by the pair's predicted time on the smoothed figures (messages × latency + bytes /
+    // Ranked by the pair's predicted time on the believed figures (messages × latency + bytes /
     // bottleneck): on WAN latencies a wide path through two far relays is no detour.
     auto offer = [&](std::vector<int> p) {
       double lat = 0;
@@ -254,20 +254,22 @@ class Mdp final : public PathSelector {
   // relay or split that is best for its pair alone can lengthen the chain of the whole ring
   // (sync_cost.hpp, descend_ring). The ring's hops are refined jointly, as the oracle does on the
   // true figures, on the rates expected when the decision takes effect
-  // (LinkStates::expected_gbps) and the
-  // believed latencies (windowed minima), each hop among its pair's candidate paths (a
-  // split hop may become one of them). Kept only when it is expected to save more than the
-  // switching cost of the hops it changes.
+  // (LinkStates::expected_gbps) and the believed latencies (windowed minima): coordinate descent
+  // from two starts (below), each hop among its pair's candidate paths (a split hop may become
+  // one of them), then the split hops' shares set on the whole ring. Kept when its expected
+  // time over the MDP's horizon plus the switching cost of the hops whose paths it changes
+  // against the plan in force is below the per-pair choices' (their time and switches).
   void joint_ring(const ControllerView& v, PathDecision& d, std::ostringstream& js) const {
     const LinkStates& ls = v.links();
     const World& w = v.world();
     const int n = w.num_dcs;
+    const int64_t at = v.effective_step();
     LinkBeliefs b{n, std::vector<double>(static_cast<size_t>(n) * n, 0.0),
                   std::vector<double>(static_cast<size_t>(n) * n, 0.0), "expected"};
     for (int a = 0; a < n; ++a)
       for (int c = 0; c < n; ++c) {
         if (a == c || !ls.has_link(a, c)) continue;
-        b.gbps[a * n + c] = ls.expected_gbps(a, c, v.effective_step());
+        b.gbps[a * n + c] = ls.expected_gbps(a, c, at);
         b.latency_ms[a * n + c] = ls.latency_ms(a, c);
       }
     const std::vector<int> ring = ring_order(v.plan().sync.ring, n);
@@ -277,61 +279,64 @@ class Mdp final : public PathSelector {
     };
     const double S = w.gradient_bytes;
     const double before = ring_seconds(b, ring, d.paths, S, &d.routes);
-    // Two starts, as the oracle's: the pairs' own choices, and every hop that has a split action
-    // split. The descent moves one hop at a time, and on a ring whose time is its slowest hop's
-    // chain no single hop's split shortens it while the others are unsplit — on a clear ring of
-    // 3 each pair alone saw its split share the links the others' splits use, and the ring ran
-    // with two of its three hops split (tc clear3: 57 ms a step against the bound's 45).
-    // Only over links believed clear (their likeliest level at or above half the reference: a
-    // clear link under tc reads 0.7–1.0 of it): the per-pair MDP weighed each split's risk on
-    // its links' chains, this start only their expected rates, and a split re-imposed on
-    // expected rates kept a fifth of a pair's bytes on a link that had just congested (tc
-    // detour3, 6 steps at 1 s).
+    // refine_ring (sync_cost.hpp) from the pairs' choices, and from every hop whose pair has a
+    // split action split over its two candidates: tc clear3 ran its first 30 steps with one or
+    // two of its three hops split, 57 ms a step against the oracle's 45, since each pair alone
+    // saw its relay cross links the other pairs' splits use. That second start splits only
+    // over links believed clear — the likeliest level as last seen in the upper half
+    // of the levels (with 5 levels, at least 0.6 of the reference; a clear link under tc reads
+    // 0.7–1.0 of it): the per-pair MDP weighed each split's risk on its links' chains, the
+    // joint step sees only their expected rates, and without the condition it put a fifth of a
+    // pair's bytes on a link that had just congested (tc detour3, six steps at ~1 s).
+    // The level as last seen, not the belief propagated to the effective step: a congested
+    // link the pairs left is not measured, its belief drifts towards recovery, and with the
+    // belief at the effective step the start put 44% of a→b's bytes back on it in the middle of
+    // its congestion (tc detour3, 430 ms steps). A link never measured is in its prior, the top.
     const int clear_from = (ls.states() + 1) / 2;
     auto clear = [&](const std::vector<int>& p) {
       for (size_t h = 0; h + 1 < p.size(); ++h)
         if (ls.last_state(p[h], p[h + 1]) < clear_from) return false;
       return true;
     };
-    Paths all_paths = d.paths;
-    Routes all_routes = d.routes;
+    SplitCandidates splittable;
     for (int i = 0; i < n; ++i) {
       const int pair = ring[i] * n + ring[(i + 1) % n];
       const auto it = pairs_.find(pair);
-      if (it == pairs_.end() || !it->second.split || !all_routes[pair].empty()) continue;
+      if (it == pairs_.end() || !it->second.split) continue;
       const Pair& pr = it->second;
-      if (!clear(pr.paths[0]) || !clear(pr.paths[1])) continue;
-      all_routes[pair] = {Route{pr.paths[0], 0.5}, Route{pr.paths[1], 0.5}};
+      if (clear(pr.paths[0]) && clear(pr.paths[1]))
+        splittable.push_back({pair, {pr.paths[0], pr.paths[1]}});
     }
-    RingChoice joint = descend_ring(b, ring, d.paths, d.routes, S, around);
-    // Even shares first set on the ring, then the descent (which may unsplit a hop).
-    RingChoice even{ring_seconds(b, ring, all_paths, S, &all_routes), all_paths, all_routes};
-    refine_ring_shares(b, ring, even, S);
-    const RingChoice split_all = descend_ring(b, ring, even.paths, even.routes, S, around);
-    if (split_all.seconds < joint.seconds * (1 - 1e-9)) joint = split_all;
-    // The split hops' shares on the whole ring (a relayed part crosses another hop's links);
-    // a part under 2% goes to the other (a trickle costs its path's latency and its link's
-    // measurements say nothing).
-    refine_ring_shares(b, ring, joint, S);
+    const RingChoice joint = refine_ring(b, ring, d.paths, d.routes, S, around, splittable);
+    // Switches: hops whose set of paths differs from the plan in force (a share moved is free).
+    const Plan& now = v.plan();
+    auto path_set = [&](const Paths& ps, const Routes& rs, int pair) {
+      std::vector<std::vector<int>> set;
+      if (static_cast<int>(rs.size()) == n * n)
+        for (const Route& r : rs[pair]) set.push_back(r.path);
+      if (set.empty() && static_cast<int>(ps.size()) == n * n) set.push_back(ps[pair]);
+      std::sort(set.begin(), set.end());
+      return set;
+    };
+    int switches_pairs = 0, switches_joint = 0, differ = 0;
     for (int i = 0; i < n; ++i) {
       const int pair = ring[i] * n + ring[(i + 1) % n];
-      std::vector<Route>& r = joint.routes[pair];
-      if (r.size() == 2 && std::min(r[0].fraction, r[1].fraction) < kMinPart) {
-        joint.paths[pair] = r[r[0].fraction >= r[1].fraction ? 0 : 1].path;
-        r.clear();
-      }
+      const auto in_force = path_set(now.paths, now.routes, pair);
+      switches_pairs += path_set(d.paths, d.routes, pair) != in_force;
+      switches_joint += path_set(joint.paths, joint.routes, pair) != in_force;
+      differ += joint.paths[pair] != d.paths[pair] || joint.routes[pair] != d.routes[pair];
     }
-    joint.seconds = ring_seconds(b, ring, joint.paths, S, &joint.routes);
-    int changed = 0;
-    for (int i = 0; i < n; ++i) {
-      const int pair = ring[i] * n + ring[(i + 1) % n];
-      changed += joint.paths[pair] != d.paths[pair] || joint.routes[pair] != d.routes[pair];
-    }
-    // A saving lasts while the beliefs do: weighed over the MDP's horizon, 1 / (1 − γ) steps,
-    // against the switching cost of the hops it changes (one step's saving against it kept
-    // a 20% faster ring out for a 5 ms switch on each of 3 hops).
-    const bool keep = changed > 0 && (before - joint.seconds) * 1e3 / (1 - pc_.gamma) >
-                                         pc_.switch_cost_ms * changed;
+    // A saving lasts while the beliefs do: the ring's time counts over the MDP's horizon,
+    // 1 / (1 − γ) steps (one step's saving against the switches kept a ring 20% faster out
+    // for a 5 ms switch on each of 3 hops).
+    // And only a gain above 1% of the ring: the joint step sees expected rates where the
+    // per-pair MDP weighed each link's spread, and its share grid is 2% of a hop's bytes (on a
+    // ring of 4 it moved a fifth of a pair's bytes back onto a link at 1% of its capacity for a
+    // predicted 0.2%).
+    const double horizon = 1e3 / (1 - pc_.gamma);
+    const bool keep = differ > 0 && joint.seconds < (1 - kJointMargin) * before &&
+                      joint.seconds * horizon + pc_.switch_cost_ms * switches_joint <
+                          before * horizon + pc_.switch_cost_ms * switches_pairs;
     if (keep)
       for (int i = 0; i < n; ++i) {
         const int pair = ring[i] * n + ring[(i + 1) % n];
@@ -339,7 +344,8 @@ class Mdp final : public PathSelector {
         d.routes[pair] = joint.routes[pair];
       }
     js << ",\"joint\":{\"ring_ms_per_pair\":" << before * 1e3 << ",\"ring_ms_joint\":"
-       << joint.seconds * 1e3 << ",\"hops_changed\":" << changed << ",\"kept\":"
+       << joint.seconds * 1e3 << ",\"hops_changed\":" << differ << ",\"splittable\":" << splittable.size()
+       << ",\"switches\":[" << switches_pairs << "," << switches_joint << "],\"kept\":"
        << (keep ? "true" : "false") << "}";
   }
 

@@ -160,6 +160,32 @@ RingChoice descend_ring(const LinkBeliefs& b, const std::vector<int>& ring, Path
   return {best, std::move(paths), std::move(routes)};
 }
 
+RingChoice refine_ring(const LinkBeliefs& b, const std::vector<int>& order, const Paths& paths,
+                       const Routes& routes, double bytes, const HopCandidates& candidates,
+                       const SplitCandidates& splittable) {
+  const int n = b.n;
+  RingChoice best = descend_ring(b, order, paths, routes, bytes, candidates);
+  Paths all_paths = paths;
+  Routes all_routes = routes;
+  if (static_cast<int>(all_routes.size()) != n * n) all_routes.assign(static_cast<size_t>(n) * n, {});
+  int evened = 0;
+  for (const auto& [pair, two] : splittable) {
+    if (!all_routes[pair].empty()) continue;
+    all_routes[pair] = {Route{two.first, 0.5}, Route{two.second, 0.5}};
+    all_paths[pair] = two.first;
+    ++evened;
+  }
+  if (evened > 0) {
+    // Shares first set on the ring, then the descent (which may unsplit a hop).
+    RingChoice even{ring_seconds(b, order, all_paths, bytes, &all_routes), all_paths, all_routes};
+    refine_ring_shares(b, order, even, bytes);
+    RingChoice split = descend_ring(b, order, even.paths, even.routes, bytes, candidates);
+    if (split.seconds < best.seconds * (1 - 1e-9)) best = std::move(split);
+  }
+  refine_ring_shares(b, order, best, bytes);
+  return best;
+}
+
 void refine_ring_shares(const LinkBeliefs& b, const std::vector<int>& order, RingChoice& c,
                         double bytes, int passes) {
   const int n = b.n;

@@ -50,6 +50,17 @@ RingChoice descend_ring(const LinkBeliefs& b, const std::vector<int>& order, Pat
                         Routes routes, double bytes, const HopCandidates& candidates,
                         int passes = 4);
 
+// The ring's hops refined jointly from two starts, the better end kept: (paths, routes) as
+// given, and the same with every hop of `splittable` (pair → its two link-disjoint paths) that
+// is not split yet split over them, its shares first set on the ring; descend_ring from each,
+// then refine_ring_shares. Why the second start: the descent moves one hop at a time, and on a
+// ring whose time is its slowest hop's chain no single hop's split shortens it while the others
+// are unsplit (a clear ring of 3 ran with one or two of its three hops split).
+using SplitCandidates = std::vector<std::pair<int, std::pair<std::vector<int>, std::vector<int>>>>;
+RingChoice refine_ring(const LinkBeliefs& b, const std::vector<int>& order, const Paths& paths,
+                       const Routes& routes, double bytes, const HopCandidates& candidates,
+                       const SplitCandidates& splittable);
+
 // The shares of the ring's split hops (two routes) refined on the whole ring: a relayed part
 // crosses links that other hops' parts may cross too, which the pair alone does not see. Each
 // share in turn on a grid of 1/50, keeping what lowers ring_seconds, until a pass moves none

@@ -414,6 +414,49 @@ TEST(RingSeconds, JointDescentPicksTheHopsThatShortenTheRing) {
   EXPECT_DOUBLE_EQ(e, t);
 }
 
+// refine_ring (mdp's joint step): on a clear ring of 3 (every link 1 Gbit/s, small latencies)
+// with one hop split, the descent alone cannot split the other two — splitting one more hop
+// leaves the third, unsplit, as slow as before, and the ring is as slow as its slowest hop —
+// while the second start, every splittable hop split and the shares set on the ring, splits
+// all three and beats all-direct by more than 10%. A hop left out of `splittable` stays as it
+// was; with nothing splittable it is the descent and the share refinement alone.
+TEST(RingSeconds, RefineRingSplitsEveryHopWhereOneAtATimeCannot) {
+  const LinkBeliefs b = believed_links(view_of(mesh(3, 1.0, 0.01)));
+  auto around = [](int s, int t) { return std::vector<std::vector<int>>{{s, t}, {s, 3 - s - t, t}}; };
+  Routes one(9);
+  one[0 * 3 + 1] = {Route{{0, 1}, 0.5}, Route{{0, 2, 1}, 0.5}};
+  const Paths direct3 = direct(3).paths;
+  const double all_direct = ring_seconds(b, {0, 1, 2}, direct3, S);
+  SplitCandidates every;
+  for (auto [s, t] : {std::pair{0, 1}, {1, 2}, {2, 0}})
+    every.push_back({s * 3 + t, {{s, t}, {s, 3 - s - t, t}}});
+  auto split_hops = [](const Routes& r) {
+    int k = 0;
+    for (int pair : {0 * 3 + 1, 1 * 3 + 2, 2 * 3 + 0}) k += r[pair].size() == 2;
+    return k;
+  };
+
+  const RingChoice alone = refine_ring(b, {0, 1, 2}, direct3, one, S, around, {});
+  EXPECT_LT(split_hops(alone.routes), 3);
+  EXPECT_GT(alone.seconds, 0.95 * all_direct);  // one split hop shortens nothing much
+
+  const RingChoice joint = refine_ring(b, {0, 1, 2}, direct3, one, S, around, every);
+  EXPECT_EQ(split_hops(joint.routes), 3);
+  EXPECT_LT(joint.seconds, 0.9 * all_direct);
+  EXPECT_DOUBLE_EQ(joint.seconds, ring_seconds(b, {0, 1, 2}, joint.paths, S, &joint.routes));
+  for (int pair : {0 * 3 + 1, 1 * 3 + 2, 2 * 3 + 0}) {
+    const auto& r = joint.routes[pair];
+    EXPECT_NEAR(r[0].fraction + r[1].fraction, 1.0, 1e-12);
+    EXPECT_EQ(joint.paths[pair], r[r[0].fraction >= 0.5 ? 0 : 1].path);  // the larger part's
+  }
+
+  SplitCandidates two(every.begin(), every.begin() + 2);  // 0→1 and 1→2 only
+  const RingChoice partial = refine_ring(b, {0, 1, 2}, direct3, one, S, around, two);
+  EXPECT_TRUE(partial.routes[2 * 3 + 0].empty());  // the descent never splits a hop
+  EXPECT_LE(partial.seconds, alone.seconds * (1 + 1e-12));
+  EXPECT_GT(partial.seconds, joint.seconds);
+}
+
 TEST(RingBest, AvoidsTheSlowHopsOfTheIndexOrder) {
   // The index ring 0→1→2→3→0 runs over four narrow links; its reverse over wide ones.
   BlpGraph g = mesh(4, 1.0, 10);

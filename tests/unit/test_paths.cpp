@@ -228,13 +228,9 @@ TEST(LinkStates, LevelsTransitionsAndBelief) {
   EXPECT_EQ(ls.last_state(1, 0), 3);
 }
 
-// A level seen only briefly borrows how long the link's levels last: 60 steps clear, then 2
-// congested. Its row has one count; the prior's 8 pseudo-counts are spread as the link's pooled
-// persistence says ((59 + 5)/(61 + 8)), so the congestion is expected to last, as the clear
-// spell did — a fixed prior (5/8) expected it gone within a few steps.
 // A small message's one-way time includes its wait behind the sync's bytes on the link (under
 // tc a 2 ms link measured 4.5 ms as the median): the latency is the least of the last 16
-// sampled steps — the propagation time, the queue being the bytes-over-rate part of the cost
+// sampled steps' (per-step mean) samples — the propagation time, the queue being the bytes-over-rate part of the cost
 // model. A real rise of the latency shows once the window has only samples after it.
 TEST(LinkStates, LatencyIsTheLeastOfTheRecentSamples) {
   LinkStates ls(2, {0, 1.0, 1.0, 0}, {0, 10, 10, 0}, LinkStates::Params{4, 0.5});
@@ -250,6 +246,10 @@ TEST(LinkStates, LatencyIsTheLeastOfTheRecentSamples) {
   EXPECT_EQ(ls.latency_ms(0, 1), 20.0);  // only the risen ones left
 }
 
+// A level seen only briefly borrows how long the link's levels last: 60 steps clear, then 2
+// congested. Its row has one count; the prior's 8 pseudo-counts are spread as the link's pooled
+// persistence says ((59 + 5)/(61 + 8)), so the congestion is expected to last, as the clear
+// spell did — a fixed prior (5/8) expected it gone within a few steps.
 TEST(LinkStates, ALevelSeenBrieflyBorrowsTheLinksPersistence) {
   LinkStates ls(2, {0, 1.0, 1.0, 0}, {0, 10, 10, 0}, LinkStates::Params{4, 0.5});
   for (int64_t s = 0; s < 62; ++s) ls.observe(step_with(s, 2, 0, 1, s < 60 ? 1.0 : 0.05));
@@ -689,7 +689,8 @@ TEST(PathSelectors, OracleNowReadsTheTruthWhenItDecides) {
 }
 
 // The sync planners plan on the measured links (control.beliefs = "measured", the default):
-// the configured figures until a link is measured, then the EWMA of what the wire delivered.
+// the configured figures until a link is measured, then what the wire delivered (the rate's
+// EWMA, the latency's windowed minimum).
 // The configured a→b is slow (0.05 Gbit/s), so blp first makes c, which a reaches fast, the
 // owner of nearly everything; once a→b is measured at 1 Gbit/s like the rest, the owners share
 // the gradient evenly. With "configured" (the baseline) the measurements change nothing.
@@ -837,12 +838,12 @@ TEST(PathSelectors, MdpRelaysAroundACongestedPairAndKeepsClearLinksDirect) {
     }
 }
 
-// On a clear ring of 3 each pair alone sees its split's relay cross links the other pairs'
-// splits use, and splitting one hop while the others are not shortens nothing: the ring's time
-// is its slowest hop's chain. mdp's joint step also starts from every hop split over clear
-// links (as the oracle's does) and sets the shares on the whole ring: all three hops split, the
-// ring faster than all-direct on the measured figures. (Before, tc clear3 ran with one or two
-// hops split for its first 30 steps, 57 ms a step against the oracle's 45.)
+// On a clear ring of 3 mdp splits every hop over its link and the third DC, and its joint step
+// sets the shares on the whole ring, as the oracle does (each direct part more than half: every
+// idle link carries two hops' relayed parts), and keeps them — a saving over the MDP's horizon,
+// where one step's saving against the switching cost would not be. The ring is faster than
+// all-direct on the measured figures. (The second start of the joint step, for rings where the
+// pairs leave hops unsplit, is tested on refine_ring: test_blp.cpp.)
 TEST(PathSelectors, MdpSplitsEveryHopOfAClearRing) {
   std::string fast;
   for (const char* l : {"from = \"b\"\nto = \"a\"", "from = \"a\"\nto = \"c\"", "from = \"c\"\nto = \"a\"",
@@ -869,7 +870,6 @@ TEST(PathSelectors, MdpSplitsEveryHopOfAClearRing) {
     EXPECT_EQ(r[0].path, (std::vector<int>{a, b}));
     EXPECT_EQ(r[1].path, (std::vector<int>{a, c, b}));
     EXPECT_GT(r[0].fraction, 0.5);
-    EXPECT_GE(r[1].fraction, 0.02);  // no trickles
   }
   EXPECT_EQ(split_hops, 3) << d.detail;
   LinkBeliefs measured{3, std::vector<double>(9, 1.0), std::vector<double>(9, 0.001), "measured"};
