@@ -168,6 +168,14 @@ StepRecord step_with(int64_t step, int n, int a, int b, double gbps, double late
   return r;
 }
 
+// The triangle's links other than a→b streamed at `gbps` in the step `r` records.
+void others_at(StepRecord& r, double gbps) {
+  for (auto [a, b] : {std::pair{0, 2}, {2, 1}, {1, 2}, {2, 0}, {1, 0}}) {
+    r.links[a * 3 + b].stream_bytes = 1e6;
+    r.links[a * 3 + b].stream_ms = 1e6 * 8 / (gbps * 1e6);
+  }
+}
+
 // A step record of 2 DCs whose link 0→1 delivered 1e5 sync bytes at `gbps` (goodput), none of
 // them timed (no streaming rate).
 StepRecord untimed(int64_t step, double gbps) {
@@ -711,10 +719,7 @@ TEST(SyncPlanners, PlanOnTheMeasuredLinks) {
     // Every link measured at 1 Gbit/s, twice; a→b with small-message latencies of 0.8 and 1.4 ms.
     for (int64_t t = 0; t < 2; ++t) {
       StepRecord r = step_with(t, 3, 0, 1, 1.0, t ? 1.4 : 0.8);
-      for (auto [a, b] : {std::pair{0, 2}, {2, 1}, {1, 2}, {2, 0}, {1, 0}}) {
-        r.links[a * 3 + b].stream_bytes = 1e6;
-        r.links[a * 3 + b].stream_ms = 1e6 * 8 / (1.0 * 1e6);
-      }
+      others_at(r, 1.0);
       s.view->record(r);
     }
     const LinkBeliefs after = believed_links(*s.view);
@@ -740,10 +745,7 @@ TEST(PathSelectors, MdpWithoutSwitchingCostIsTheOneStepBest) {
   std::mt19937_64 rng(3);
   for (int64_t t = 0; t < 40; ++t) {
     StepRecord r = step_with(t, 3, 0, 1, (rng() % 3 == 0) ? 0.9 : 0.01, 5);
-    for (auto [a, b] : {std::pair{0, 2}, {2, 1}, {1, 2}, {2, 0}, {1, 0}}) {
-      r.links[a * 3 + b].stream_bytes = 1e6;
-      r.links[a * 3 + b].stream_ms = 1e6 * 8 / (0.8 * 1e6);
-    }
+    others_at(r, 0.8);
     s.view->record(r);
   }
   s.view->set_clock(41, 1.0);
@@ -853,10 +855,7 @@ TEST(PathSelectors, MdpSplitsEveryHopOfAClearRing) {
              "capacity_gbps = 1.0\nlatency_ms = 0.001\n");
   for (int64_t t = 0; t < 20; ++t) {
     StepRecord r = step_with(t, 3, 0, 1, 1.0, 0.001);
-    for (auto [a, b] : {std::pair{0, 2}, {2, 1}, {1, 2}, {2, 0}, {1, 0}}) {
-      r.links[a * 3 + b].stream_bytes = 1e6;
-      r.links[a * 3 + b].stream_ms = 1e6 * 8 / (1.0 * 1e6);
-    }
+    others_at(r, 1.0);
     s.view->record(r);
   }
   s.view->set_clock(21, 1.0);
