@@ -191,6 +191,11 @@ struct ControlConfig {
   // The controller answers step s's reports before step s + lag: 1 waits for its round trip
   // every step; 2 (default) lets it run while the next step computes (src/control/control_link.hpp).
   int lag = 2;
+  // When each rank posts a step's report: "after-sync" (default) once the step's sync and
+  // update are done, so the report carries that sync's link traffic; "after-compute" as soon
+  // as its compute ends, so the controller decides while the step syncs and, with lag 1,
+  // answers the step just computed without a round trip's wait (docs/design.md, "One step").
+  std::string report = "after-sync";
   std::vector<ResplitEvent> resplits;  // [[control.resplit]] entries, by step
   std::vector<RerouteEvent> reroutes;  // [[control.reroute]] entries, by step
   std::vector<SwitchEvent> switches;   // [[control.switch]] entries, by step

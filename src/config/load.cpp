@@ -52,7 +52,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"model", {"layers", "d_model", "heads", "d_ff", "seq_len", "vocab", "experts", "init_std"}},
       {"train", {"global_batch", "steps", "lr", "beta1", "beta2", "eps", "weight_decay", "seed",
                  "corpus", "batch_shares", "log_every"}},
-      {"control", {"forecaster", "balancer", "path_selector", "sync_planner", "overlap", "lag", "beliefs",
+      {"control", {"forecaster", "balancer", "path_selector", "sync_planner", "overlap", "lag", "report", "beliefs",
                    "resplit", "reroute", "switch", "forecast", "balance", "paths"}},
       {"control.resplit", {"step", "datacenter", "split"}},
       {"control.reroute", {"step", "from", "to", "via"}},
@@ -1506,6 +1506,11 @@ void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bo
       ct.beliefs != "measured" && ct.beliefs != "configured")
     c.fail(child(t, "beliefs"), "control.beliefs", "unknown link beliefs " + quote(ct.beliefs),
            "one of measured, configured");
+  if (read_string(c, t, "report", "control.report", ct.report, "one of after-sync, after-compute") ==
+          Got::ok &&
+      ct.report != "after-sync" && ct.report != "after-compute")
+    c.fail(child(t, "report"), "control.report", "unknown report point " + quote(ct.report),
+           "one of after-sync, after-compute");
   read_int(c, t, "lag", "control.lag", 1, 16, ct.lag,
            "an integer in [1, 16]: steps between a step's reports and the step its decisions apply to");
   read_resplits(c, t, cfg, dcs_ok, steps_ok);

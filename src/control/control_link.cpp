@@ -23,11 +23,12 @@ ControlLink::ControlLink(const Topology& t, Transport& tr, bool threaded, Decide
       threaded_(threaded) {
   MpiStruct<Completion> c;
   c.field(&Completion::step).field(&Completion::sync_ms).field(&Completion::wait_ms)
-      .field(&Completion::optimizer_ms).field(&Completion::overlapped);
+      .field(&Completion::optimizer_ms).field(&Completion::overlapped)
+      .field(&Completion::iteration_ms);
   completion_ = MpiType(c.commit());
   MpiStruct<RankReport> r;
   r.field(&RankReport::step).field(&RankReport::stop).field(&RankReport::n_done)
-      .field(&RankReport::batch).field(&RankReport::compute_ms).field(&RankReport::emulated_ms)
+      .field(&RankReport::batch).field(&RankReport::early).field(&RankReport::compute_ms).field(&RankReport::emulated_ms)
       .field(&RankReport::speed).field(&RankReport::reduce_ms).field(&RankReport::reshard_ms)
       .field(&RankReport::loss).field(&RankReport::split).field(&RankReport::ready_ms)
       .field(&RankReport::control_wait_ms).field(&RankReport::control_rtt_ms)

@@ -36,6 +36,9 @@ struct Completion {
   double wait_ms = 0;       // how long the step loop blocked for it (overlapped syncs)
   double optimizer_ms = 0;  // Adam on the rank's shard
   int32_t overlapped = 0;   // 1: the sync ran on the sync thread (pipelined), 0: in the loop
+  // A step whose report went before its sync (control.report = after-compute): its iteration,
+  // from its start to the end of its update (the report could not carry it); 0 otherwise.
+  double iteration_ms = 0;
 };
 
 struct RankReport {
@@ -44,6 +47,7 @@ struct RankReport {
   int32_t stop = 0;                   // SIGINT/SIGTERM seen on this rank
   int32_t n_done = 0;                 // valid entries of done[]
   int32_t batch = 0;                  // sequences of this rank's DC in the step
+  int32_t early = 0;                  // 1: posted after the compute, before the step's own sync
   double compute_ms = 0, emulated_ms = 0;
   double speed = 1;                   // the scenario's relative speed of this rank in the step
   double reduce_ms = 0;               // the part of compute_ms spent in the DC's reductions
@@ -53,7 +57,7 @@ struct RankReport {
   double ready_ms = 0;                // done with the step's local work: MPI_Wtime + offset, on rank 0's clock (ms)
   double control_wait_ms = 0;         // the step loop blocked for the controller's reply before this step
   double control_rtt_ms = 0;          // post → reply of the latest round that completed before this step
-  double iteration_ms = 0;            // this rank's time from the step's start to its post
+  double iteration_ms = 0;            // this rank's time from the step's start to its post (late)
   Completion done[kMaxDone];
 };
 

@@ -75,6 +75,11 @@ Plan Controller::initial(std::vector<DecisionRow>& rows) {
   return p;
 }
 
+void Controller::computed(StepRecord r) {
+  set_work(view_.world(), r);
+  view_.computed(std::move(r));
+}
+
 void Controller::record(StepRecord r) {
   set_work(view_.world(), r);  // the forecasters compare loads at the reference work
   // Its forecast has been traced (forecast_rows) or is not wanted (no trace).

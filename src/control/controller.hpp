@@ -27,7 +27,9 @@ class Controller {
 
   // The plan of the first step, and trace rows for every slot and the whole record.
   Plan initial(std::vector<DecisionRow>& rows);
-  // A completed step (its update applied everywhere), oldest first.
+  // A completed step (its update applied everywhere), oldest first; computed(): a step's compute
+  // half before its sync completes (control.report = after-compute), replaced by record() later.
+  void computed(StepRecord r);
   void record(StepRecord r);
   // The /forecasts rows of a completed step: each rank's forecast made for it (under the record
   // the step ran with) beside the load that came. Forecasts are kept until their step completes.

@@ -47,8 +47,10 @@ class Oracle final : public PathSelector {
     const int n = w.num_dcs;
     double step_s = 0;
     const auto& h = v.history();
-    const size_t k = std::min<size_t>(5, h.size());
-    for (size_t i = h.size() - k; i < h.size(); ++i) step_s += h[i].wall_ms / 1e3 / k;
+    std::vector<double> walls;  // the last 5 steps' iterations (a step still syncing has none yet)
+    for (size_t i = h.size(); i-- > 0 && walls.size() < 5;)
+      if (h[i].synced) walls.push_back(h[i].wall_ms / 1e3);
+    for (double x : walls) step_s += x / walls.size();
     const double at = v.run_time_s() + (at_effect_ ? lag_ * step_s : 0.0);
     const auto& truth = v.clairvoyant();
     const LinkFigure gbps = [&](int a, int b) { return truth.link(a, b, at).gbps / w.time_scale; };

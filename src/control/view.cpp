@@ -68,11 +68,18 @@ void ControllerView::set_plan(Plan p) {
   plan_ = std::move(p);
 }
 
+void ControllerView::computed(StepRecord r) {
+  r.synced = false;
+  history_.push_back(std::move(r));
+  if (history_.size() > kHistory) history_.pop_front();
+}
+
 void ControllerView::record(StepRecord r) {
   // The sync a record measures: its own step's, or, when the step's sync overlapped the next
-  // step's compute (pipelined), the one that ran while this step computed — the previous
-  // step's, under the decision in force then (run_step.cpp takes the counters after it).
-  const int64_t synced = r.overlapped ? r.step - 1 : r.step;
+  // step's compute (pipelined) or its report went before its sync (after-compute), the one that
+  // ran since the previous report — the previous step's, under the decision in force then
+  // (run_step.cpp takes the counters after it).
+  const int64_t synced = r.overlapped || r.early ? r.step - 1 : r.step;
   while (in_force_.size() > 1 && in_force_[1].effective <= synced) in_force_.pop_front();
   if (!in_force_.empty() && in_force_.front().effective <= synced) {
     const Carriage carried(world_.num_dcs, flow_paths(in_force_.front(), world_));
@@ -80,6 +87,12 @@ void ControllerView::record(StepRecord r) {
   } else {
     links_.observe(r);
   }
+  r.synced = true;
+  for (auto it = history_.rbegin(); it != history_.rend() && it->step >= r.step; ++it)
+    if (it->step == r.step) {  // its compute half, heard a round earlier
+      *it = std::move(r);
+      return;
+    }
   history_.push_back(std::move(r));
   if (history_.size() > kHistory) history_.pop_front();
 }

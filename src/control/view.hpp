@@ -1,7 +1,8 @@
 // view.hpp — what a policy sees: the ControllerView. One object for every slot, so that a policy
 // needs no private channel to the trainer:
 //   world()        the configured world (DCs, ranks, links as configured, model and batch sizes);
-//   history()      the completed steps: per-rank and per-link measurements, oldest first;
+//   history()      the completed steps: per-rank and per-link measurements, oldest first
+//                  (the newest may be computed only, StepRecord::synced false);
 //   plan()         the decision record in force;
 //   links()        what the controller believes of each link, learned from the measurements;
 //   effective_step() / run_time_s()  when a decision made now takes effect, and the clock;
@@ -63,7 +64,9 @@ struct LinkStep {
   double configured_gbps = 0, configured_latency_ms = 0, enforced_gbps = 0;
 };
 
-// A completed step: its update has been applied on every rank.
+// A step. Complete once its update has been applied on every rank; with control.report =
+// after-compute the controller sees it first as computed only (`synced` false: the sync's
+// fields and wall_ms are 0 until the complete record replaces it, one round later).
 struct StepRecord {
   int64_t step = 0;
   int expert = 0;
@@ -71,6 +74,8 @@ struct StepRecord {
   int64_t tokens = 0;
   double wall_ms = 0;        // rank 0's time for the step's iteration
   bool overlapped = false;   // its sync ran while the next step computed (pipelined)
+  bool early = false;        // reported before its own sync: `links` are the previous step's sync
+  bool synced = true;        // its sync halves are in (false: the compute half only)
   double control_rtt_ms = 0; // the latest control round trip before the step (max over ranks)
   std::vector<RankStep> ranks;   // per world rank
   std::vector<LinkStep> links;   // per ordered DC pair (src·n + dst)
@@ -128,7 +133,9 @@ class ControllerView {
   // (link_state.hpp): the figures every real policy plans on.
   const LinkStates& links() const { return links_; }
 
-  // The controller's side.
+  // The controller's side. computed(): a step's compute half, ahead of its sync (history gets
+  // it at once); record(): the complete step, in place of its compute half if one came.
+  void computed(StepRecord r);
   void record(StepRecord r);
   void set_plan(Plan p);
   void set_clock(int64_t effective_step, double run_time_s) {

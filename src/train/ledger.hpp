@@ -3,7 +3,8 @@
 // it (loss, compute, emulated load, waiting for the controller, the link traffic of that iteration)
 // and what every rank measured when its sync and update completed (sync, wait for the sync,
 // optimizer). A step is complete — and goes to the controller and the trace, in step order —
-// once both halves from every rank are in.
+// once both halves from every rank are in. With control.report = after-compute every step is so:
+// its report goes before its sync, and the sync's completion comes with the next step's report.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -25,12 +26,17 @@ class StepLedger {
            int64_t tokens, double wall_ms, std::vector<LinkStep> links);
   // Records completed since the last call, in step order; each step once.
   std::vector<StepRecord> take_complete();
+  // The compute halves of steps reported early (control.report = after-compute) not handed on
+  // yet, in step order, each once (StepRecord::synced false): the controller hears a step's
+  // loads while it syncs.
+  std::vector<StepRecord> take_computed();
   bool empty() const { return open_.empty(); }
 
  private:
   struct Pending {
     StepRecord rec;
     bool computed = false;
+    bool handed = false;  // its compute half went to take_computed
     int completions = 0;
   };
   int W_;

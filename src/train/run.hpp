@@ -79,6 +79,7 @@ class Run {
     double speed = 1;       // the scenario's relative speed of this rank in the step
     double reduce_ms = 0;   // in the DC's reductions during compute (part of compute_ms)
     double control_wait_ms = 0, control_rtt_ms = 0;  // hearing the controller before the step
+    bool early = false;     // its report goes before its sync (control.report = after-compute)
   };
 
   // ---- step phases (run_step.cpp) ----
@@ -137,6 +138,7 @@ class Run {
   std::vector<Completion> done_;                         // completions not yet reported
   std::vector<int32_t> tokens_, targets_;
   int lag_ = 1;                                          // control.lag
+  bool report_early_ = false;                            // control.report = after-compute
   int64_t posted_ = 0, heard_ = 0;                       // control rounds posted / collected
   double control_wait_ms_ = 0, control_rtt_ms_ = 0;      // for the next report
   double reshard_ms_ = 0;                                // re-splits not yet reported

@@ -101,6 +101,7 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
   MPI_Query_thread(&level);
   thread_multiple_ = level >= MPI_THREAD_MULTIPLE;
   lag_ = cfg.control.lag;
+  report_early_ = cfg.control.report == "after-compute";
   std::string first_records;
   if (root_) {
     Plan start;

@@ -38,11 +38,24 @@ bool Run::step(int64_t s) {
   compute(w);
   beat(s, Watchdog::Phase::emulate);
   emulate(w);
+  // control.report = after-compute: the report goes before a sequential step's sync, so the
+  // controller decides while the step syncs (a pipelined step posts once its sync has started,
+  // as with after-sync). A sync still in flight finishes first, so that the report's link
+  // traffic is the whole of the previous step's sync, as the controller reads it (view.cpp).
+  w.early = report_early_ && !(plan_->overlap == Overlap::pipelined && topo_.world_size > 1);
+  if (w.early) {
+    if (in_flight_.active()) complete_in_flight();
+    next_step_ = s + 1;
+    beat(s, Watchdog::Phase::report);
+    post_report(&w);
+  }
   beat(s, Watchdog::Phase::sync);
   sync_and_update(w);
-  next_step_ = s + 1;
-  beat(s, Watchdog::Phase::report);
-  post_report(&w);
+  if (!w.early) {
+    next_step_ = s + 1;
+    beat(s, Watchdog::Phase::report);
+    post_report(&w);
+  }
   if (cfg_.checkpoint.every > 0 && (s + 1) % cfg_.checkpoint.every == 0 && s + 1 < cfg_.train.steps) {
     beat(s, Watchdog::Phase::checkpoint);
     if (!write_checkpoint(s + 1)) return false;  // every rank agreed it failed
@@ -158,6 +171,8 @@ void Run::sync_and_update(Work& w) {
     strategy(plan_->sync.strategy).sync(*experts_[w.expert], channels_[w.expert], in, *transport_);
   }
   update(w.expert, w.step, now_ms() - t0, 0.0, false);
+  // Posted before its sync, the step's report could not say how long its iteration took.
+  if (w.early) done_.back().iteration_ms = now_ms() - w.t_begin_ms;
 }
 
 void Run::launch_sync(const Work& w) {
@@ -193,13 +208,15 @@ void Run::update(int expert, int64_t step, double sync_ms, double wait_ms, bool 
   done_.push_back(Completion{step, sync_ms, wait_ms, now_ms() - t0, overlapped ? 1 : 0});
 }
 
-// ---- measure: this step's report to the controller (answered before step s + lag) ----
+// ---- measure: this step's report to the controller (answered before step s + lag): after
+// its sync, or, posted early (control.report = after-compute), after its compute ----
 void Run::post_report(const Work* w) {
   RankReport me;
   me.step = w ? w->step : -1;
   me.stop = nonfinite_ ? kStopNonFinite : stop_requested() ? kStopSignal : kRunOn;
   if (w) {
     me.batch = w->batch;
+    me.early = w->early ? 1 : 0;
     me.compute_ms = w->compute_ms, me.emulated_ms = w->emulated_ms, me.loss = w->loss;
     me.speed = w->speed, me.reduce_ms = w->reduce_ms;
     me.control_wait_ms = w->control_wait_ms, me.control_rtt_ms = w->control_rtt_ms;

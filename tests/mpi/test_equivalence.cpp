@@ -241,6 +241,46 @@ TEST(Equivalence, ProportionalResplitsUnderADriftingReplay) {
   }
 }
 
+// control.report = after-compute with lag 1: each report goes before its step's sync, so the
+// controller has heard step s's loads when it decides step s + 1 (every forecast was made after
+// the step just before the one it forecasts, where after-sync needs lag 2 for the same rounds).
+// The losses are untouched, and a step's iteration time still includes its sync.
+TEST(Equivalence, ReportsAfterComputeAnswerTheNextStep) {
+  const std::string data = (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() /
+                            "configs/data/gpu-duty-8pods.csv").string();
+  Config cfg = load("early", base_toml(24, 1) +
+                                 "[[datacenter]]\nname = \"a\"\nranks = 3\n"
+                                 "[[datacenter]]\nname = \"b\"\nranks = 3\n"
+                                 "[device]\ngflops = 0.05\n"
+                                 "[[load]]\ndatacenter = \"a\"\nkind = \"trace\"\nfile = \"" + data +
+                                 "\"\nsignal = \"util_pct\"\npod = [27, 47, 58]\nstart = 4200\n"
+                                 "stride = 6\nfloor = 0.2\n"
+                                 "[control]\nforecaster = \"last-value\"\nbalancer = \"proportional\"\n"
+                                 "lag = 1\nreport = \"after-compute\"\n"
+                                 "[control.balance]\nnoise_window = 4\n");
+  TrainOptions opt;
+  opt.trace_path = tmpdir() + "/early.h5";
+  opt.force = true;
+  const auto got = run_on_prefix(cfg, opt);
+  expect_matches_reference(got, reference(24, 1));
+  if (world_rank() != 0) return;
+  EXPECT_GE(got.resplits, 1);
+  const TraceData d = read_trace(opt.trace_path);
+  ASSERT_EQ(d.steps.size(), 24u);
+  ASSERT_FALSE(d.forecasts.empty());
+  for (const auto& f : d.forecasts) EXPECT_EQ(f.made_after, f.step - 1) << "step " << f.step;
+  for (const auto& r : d.decisions)
+    if (r.slot == "plan" && r.effective_step > 0) EXPECT_EQ(r.effective_step, r.step + 1) << r.detail;
+  // Rank 0's iteration spans its compute and its sync (it came with the sync's completion).
+  std::map<int64_t, double> busy;
+  for (const auto& r : d.ranks)
+    if (r.rank == 0) busy[r.step] = r.compute_ms + r.emulated_ms + r.sync_ms;
+  for (const auto& row : d.steps) {
+    EXPECT_EQ(row.overlapped, 0);
+    EXPECT_GE(row.wall_ms, busy[row.step]) << "step " << row.step;
+  }
+}
+
 TEST(Equivalence, TwoExperts) {
   Config cfg = load("experts2", base_toml(24, 2) + kEven2x2);
   expect_matches_reference(run_on_prefix(cfg), reference(24, 2));

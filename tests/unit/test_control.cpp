@@ -312,6 +312,43 @@ TEST(Ledger, SequentialStepsCompleteInTheirOwnRound) {
   EXPECT_TRUE(l.empty());
 }
 
+// control.report = after-compute: a step's report goes before its sync, so its compute half is
+// handed on in its own round and the record completes with the next round, which carries its
+// sync and its iteration time.
+TEST(Ledger, EarlyReportsHandTheComputeHalfOnFirst) {
+  StepLedger l(2);
+  auto early = [](ControlLink::Gathered g) {
+    for (auto& m : g.ranks) m.early = m.step >= 0 ? 1 : 0;
+    return g;
+  };
+  l.add(early(gathered(2, 0, {{}, {}})), 0, 0, 3.0, 64, 20, {});
+  EXPECT_TRUE(l.take_complete().empty());  // its sync has not run yet
+  auto half = l.take_computed();
+  ASSERT_EQ(half.size(), 1u);
+  EXPECT_EQ(half[0].step, 0);
+  EXPECT_FALSE(half[0].synced);
+  EXPECT_TRUE(half[0].early);
+  EXPECT_EQ(half[0].ranks[1].compute_ms, 11);
+  EXPECT_EQ(half[0].wall_ms, 0);  // not known before the sync completes
+  EXPECT_TRUE(l.take_computed().empty());  // each once
+  Completion c0{0, 5, 0, 1, 0, 44}, c1{0, 6, 0, 1, 0, 43};
+  l.add(early(gathered(2, 1, {{c0}, {c1}})), 1, 1, 2.9, 64, 20, {});
+  half = l.take_computed();
+  ASSERT_EQ(half.size(), 1u);
+  EXPECT_EQ(half[0].step, 1);
+  auto done = l.take_complete();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].step, 0);
+  EXPECT_TRUE(done[0].synced);
+  EXPECT_EQ(done[0].ranks[1].sync_ms, 6);
+  EXPECT_EQ(done[0].wall_ms, 44);  // rank 0's iteration, start to the end of its update
+  EXPECT_FALSE(done[0].overlapped);
+  // Ranks that disagree on where they posted a step are a bug, not a measurement.
+  auto mixed = early(gathered(2, 2, {{}, {}}));
+  mixed.ranks[1].early = 0;
+  EXPECT_DEATH(l.add(mixed, 2, 0, 2.8, 64, 20, {}), "at different points");
+}
+
 TEST(Ledger, PipelinedStepsCompleteOneRoundLaterInOrder) {
   StepLedger l(2);
   l.add(gathered(2, 0, {{}, {}}), 0, 0, 3.0, 64, 20, {});
