@@ -8,7 +8,7 @@
 # results/bench/balance.csv (every run) and results/bench/balance.md (medians: tokens/s, idle
 # share, speed-up over static, fraction of the oracle, re-splits); traces go to
 # results/runs/balance/ (not committed). What the figures say: docs/balance.md.
-# Cost: 6 scenarios × 4 policies × 2 repeats = 48 runs of 60 steps, about 15 minutes on 2 cores.
+# Cost: 6 scenarios × 4 policies × 2 repeats = 48 runs of 60 steps, about 10 minutes on 2 cores.
 # Usage: scripts/bench-balance.sh [BUILD_DIR]   (BENCH_REPEATS, BENCH_SCENARIOS to narrow it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
