@@ -18,7 +18,7 @@ void check(int S, int A, const std::vector<double>& cost, double gamma) {
 
 MdpSolution value_iteration(int S, int A, const std::vector<double>& cost, const MdpExpect& expect,
                             double gamma, double epsilon, int max_iterations,
-                            const std::vector<double>& start) {
+                            const std::vector<double>& start, StopRule rule) {
   check(S, A, cost, gamma);
   if (!(epsilon > 0)) throw std::invalid_argument("mdp: epsilon must be > 0");
   if (!start.empty() && start.size() != static_cast<size_t>(S))
@@ -27,30 +27,33 @@ MdpSolution value_iteration(int S, int A, const std::vector<double>& cost, const
   if (start.empty()) sol.value.assign(S, 0.0);
   else sol.value = start;
   sol.policy.assign(S, 0);
-  // With γ = 0 one sweep is exact; otherwise the ε(1−γ)/(2γ) rule.
-  const double stop = gamma > 0 ? epsilon * (1 - gamma) / (2 * gamma) : 0.0;
+  // With Δ = V_{k+1} − V_k (mdp.hpp): the span rule stops once max Δ − min Δ <= ε(1−γ)/γ, the
+  // sup-norm rule once ‖Δ‖∞ < ε(1−γ)/(2γ). With γ = 0 one sweep is exact.
+  const bool span = rule == StopRule::span;
+  const double stop = gamma > 0 ? epsilon * (1 - gamma) / (span ? gamma : 2 * gamma) : 0.0;
   std::vector<std::vector<double>> ev(A, std::vector<double>(S));
   std::vector<double> next(S);
+  double lo = 0, hi = 0;
   for (int it = 1; it <= max_iterations; ++it) {
     for (int a = 0; a < A; ++a) expect(a, sol.value, ev[a]);
-    double delta = 0;
+    lo = 1e300, hi = -1e300;
     for (int s = 0; s < S; ++s) {
       double best = 1e300;
-      int arg = 0;
       for (int a = 0; a < A; ++a) {
         const double q = cost[static_cast<size_t>(s) * A + a] + gamma * ev[a][s];
-        if (q < best - 1e-12) best = q, arg = a;  // ties: the lower action
+        if (q < best - 1e-12) best = q;  // ties: the lower action
       }
       next[s] = best;
-      sol.policy[s] = arg;
-      delta = std::max(delta, std::fabs(best - sol.value[s]));
+      lo = std::min(lo, best - sol.value[s]);
+      hi = std::max(hi, best - sol.value[s]);
     }
     sol.value.swap(next);
     sol.iterations = it;
-    sol.residual = delta;
-    if (delta <= stop) break;
+    sol.residual = span ? hi - lo : std::max(std::fabs(lo), std::fabs(hi));
+    if (gamma == 0 || (span ? sol.residual <= stop : sol.residual < stop)) break;
   }
-  // The greedy policy of the final values (what the stopping rule bounds).
+  // The greedy policy of the final values (what the stopping rule bounds); a constant added to
+  // every value moves no comparison, so it is taken before the values are centred.
   for (int a = 0; a < A; ++a) expect(a, sol.value, ev[a]);
   for (int s = 0; s < S; ++s) {
     double best = 1e300;
@@ -58,6 +61,12 @@ MdpSolution value_iteration(int S, int A, const std::vector<double>& cost, const
       const double q = cost[static_cast<size_t>(s) * A + a] + gamma * ev[a][s];
       if (q < best - 1e-12) best = q, sol.policy[s] = a;
     }
+  }
+  // MacQueen's bounds: V* lies within V_{k+1} + γ/(1−γ)·[min Δ, max Δ]; the middle of that band
+  // is within γ/(1−γ)·(max Δ − min Δ)/2 <= ε/2 of it.
+  if (span && gamma > 0) {
+    const double shift = gamma / (1 - gamma) * (lo + hi) / 2;
+    for (double& v : sol.value) v += shift;
   }
   return sol;
 }
