@@ -291,13 +291,13 @@ TEST(Equivalence, TwoExperts) {
 // pipelined → sequential → pipelined, a re-split while a sync is in flight) — and the losses
 // still follow the single-rank run. The trace shows each decision record and which steps'
 // syncs ran overlapped.
-TEST(Equivalence, ScriptedDecisionsInEverySlotMidRun) {
-  Config cfg = load("scripted",
+static void scripted_decisions_mid_run(const std::string& name, const std::string& control) {
+  Config cfg = load(name,
                     base_toml(24, 2) +
                         "[[datacenter]]\nname = \"a\"\nranks = 1\n"
                         "[[datacenter]]\nname = \"b\"\nranks = 2\n"
                         "[[datacenter]]\nname = \"c\"\nranks = 1\n"
-                        "[control]\nbalancer = \"scheduled\"\npath_selector = \"scheduled\"\n"
+                        "[control]\n" + control + "balancer = \"scheduled\"\npath_selector = \"scheduled\"\n"
                         "sync_planner = \"scheduled\"\noverlap = \"scheduled\"\n"
                         // star on the configured links: its hub must not move with measurements
                         // (the records are the scripted ones, exactly)
@@ -313,7 +313,7 @@ TEST(Equivalence, ScriptedDecisionsInEverySlotMidRun) {
                         "[[control.resplit]]\nstep = 11\ndatacenter = \"b\"\n"
                         "split = [0.8333333333, 0.1666666667]\n");
   TrainOptions opt;
-  opt.trace_path = tmpdir() + "/scripted.h5";
+  opt.trace_path = tmpdir() + "/" + name + ".h5";
   opt.force = true;
   const auto got = run_on_prefix(cfg, opt);
   expect_matches_reference(got, reference(24, 2));
@@ -340,6 +340,14 @@ TEST(Equivalence, ScriptedDecisionsInEverySlotMidRun) {
   EXPECT_TRUE(has(11, "[0.8333333333,0.1666666667]")) << plans[11];
   EXPECT_TRUE(has(16, "\"strategy\":\"hierarchical\"")) << plans[16];
   EXPECT_FALSE(has(17, "[0,2,1]")) << plans[17];
+}
+
+TEST(Equivalence, ScriptedDecisionsInEverySlotMidRun) { scripted_decisions_mid_run("scripted", ""); }
+
+// The same with every report posted after the compute and lag 1: sequential steps report before
+// their sync, pipelined ones after theirs has started, across every switch between the two.
+TEST(Equivalence, ScriptedDecisionsWithReportsAfterCompute) {
+  scripted_decisions_mid_run("scripted_early", "lag = 1\nreport = \"after-compute\"\n");
 }
 
 // The star from the first step, on three DCs of uneven ranks and shares.
