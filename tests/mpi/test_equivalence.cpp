@@ -188,18 +188,25 @@ TEST(Equivalence, ResplitInTheMiddleOfTheRun) {
 // unloaded DC "b" past its device time, its loads became the machine's noise and the balancer
 // re-split "b" too (seen in CI; reproduced here with two busy loops beside the test, 1 run in
 // 3). At 0.05 it passed 4 of 4 with four busy loops beside it.
-TEST(Equivalence, ProportionalResplitsUnderADriftingReplay) {
+// Two DCs of 3 ranks, "a" replaying the GPU duty cycles of pods 27, 47 and 58, the proportional
+// balancer on `forecaster` with the [control] lines `control`.
+static Config drifting_replay(const std::string& name, const std::string& forecaster,
+                              const std::string& control) {
   const std::string data = (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() /
                             "configs/data/gpu-duty-8pods.csv").string();
-  Config cfg = load("drift", base_toml(24, 1) +
-                                 "[[datacenter]]\nname = \"a\"\nranks = 3\n"
-                                 "[[datacenter]]\nname = \"b\"\nranks = 3\n"
-                                 "[device]\ngflops = 0.05\n"
-                                 "[[load]]\ndatacenter = \"a\"\nkind = \"trace\"\nfile = \"" + data +
-                                 "\"\nsignal = \"util_pct\"\npod = [27, 47, 58]\nstart = 4200\n"
-                                 "stride = 6\nfloor = 0.2\n"
-                                 "[control]\nforecaster = \"gmc\"\nbalancer = \"proportional\"\n"
-                                 "[control.balance]\nnoise_window = 4\n");
+  return load(name, base_toml(24, 1) +
+                        "[[datacenter]]\nname = \"a\"\nranks = 3\n"
+                        "[[datacenter]]\nname = \"b\"\nranks = 3\n"
+                        "[device]\ngflops = 0.05\n"
+                        "[[load]]\ndatacenter = \"a\"\nkind = \"trace\"\nfile = \"" + data +
+                        "\"\nsignal = \"util_pct\"\npod = [27, 47, 58]\nstart = 4200\n"
+                        "stride = 6\nfloor = 0.2\n"
+                        "[control]\nforecaster = \"" + forecaster + "\"\nbalancer = \"proportional\"\n" +
+                        control + "[control.balance]\nnoise_window = 4\n");
+}
+
+TEST(Equivalence, ProportionalResplitsUnderADriftingReplay) {
+  Config cfg = drifting_replay("drift", "gmc", "");
   TrainOptions opt;
   opt.trace_path = tmpdir() + "/drift.h5";
   opt.force = true;
@@ -246,18 +253,7 @@ TEST(Equivalence, ProportionalResplitsUnderADriftingReplay) {
 // the step just before the one it forecasts, where after-sync needs lag 2 for the same rounds).
 // The losses are untouched, and a step's iteration time still includes its sync.
 TEST(Equivalence, ReportsAfterComputeAnswerTheNextStep) {
-  const std::string data = (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() /
-                            "configs/data/gpu-duty-8pods.csv").string();
-  Config cfg = load("early", base_toml(24, 1) +
-                                 "[[datacenter]]\nname = \"a\"\nranks = 3\n"
-                                 "[[datacenter]]\nname = \"b\"\nranks = 3\n"
-                                 "[device]\ngflops = 0.05\n"
-                                 "[[load]]\ndatacenter = \"a\"\nkind = \"trace\"\nfile = \"" + data +
-                                 "\"\nsignal = \"util_pct\"\npod = [27, 47, 58]\nstart = 4200\n"
-                                 "stride = 6\nfloor = 0.2\n"
-                                 "[control]\nforecaster = \"last-value\"\nbalancer = \"proportional\"\n"
-                                 "lag = 1\nreport = \"after-compute\"\n"
-                                 "[control.balance]\nnoise_window = 4\n");
+  Config cfg = drifting_replay("early", "last-value", "lag = 1\nreport = \"after-compute\"\n");
   TrainOptions opt;
   opt.trace_path = tmpdir() + "/early.h5";
   opt.force = true;
