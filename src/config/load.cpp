@@ -75,7 +75,7 @@ const std::set<std::string> kStringKeys = {
     "link.to", "link.schedule", "load.datacenter", "load.kind", "load.file", "load.column",
     "load.time_column", "load.signal",
     "train.corpus", "control.forecaster", "control.balancer", "control.path_selector",
-    "control.sync_planner", "control.overlap", "control.beliefs", "control.resplit.datacenter",
+    "control.sync_planner", "control.overlap", "control.report", "control.beliefs", "control.resplit.datacenter",
     "control.reroute.from", "control.reroute.to", "control.switch.slot", "control.switch.policy",
     "control.forecast.fallback", "control.forecast.checks",
     "trace.path",

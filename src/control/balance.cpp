@@ -281,7 +281,7 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   std::vector<double> syncs;
   const auto& h = v.history();
   const size_t window = static_cast<size_t>(cfg_.noise_window);
-  for (size_t j = h.size() > window ? h.size() - window : 0; j < h.size(); ++j) {
+  for (size_t j = h.size(); j-- > 0 && syncs.size() < window;) {
     if (!h[j].synced) continue;  // its sync is still running
     double least = std::numeric_limits<double>::infinity();
     for (const RankStep& r : h[j].ranks) least = std::min(least, r.sync_ms);

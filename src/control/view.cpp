@@ -1,7 +1,11 @@
 // view.cpp — the configured world and the controller's view (see view.hpp).
 #include "control/view.hpp"
 
+#include <iterator>
+#include <string>
+
 #include "control/path_cost.hpp"
+#include "core/check.hpp"
 #include "model/layout.hpp"
 
 namespace strait {
@@ -68,13 +72,7 @@ void ControllerView::set_plan(Plan p) {
   plan_ = std::move(p);
 }
 
-void ControllerView::computed(StepRecord r) {
-  r.synced = false;
-  history_.push_back(std::move(r));
-  if (history_.size() > kHistory) history_.pop_front();
-}
-
-void ControllerView::record(StepRecord r) {
+void ControllerView::observe_links(const StepRecord& r) {
   // The sync a record measures: its own step's, or, when the step's sync overlapped the next
   // step's compute (pipelined) or its report went before its sync (after-compute), the one that
   // ran since the previous report — the previous step's, under the decision in force then
@@ -87,13 +85,33 @@ void ControllerView::record(StepRecord r) {
   } else {
     links_.observe(r);
   }
-  r.synced = true;
-  for (auto it = history_.rbegin(); it != history_.rend() && it->step >= r.step; ++it)
-    if (it->step == r.step) {  // its compute half, heard a round earlier
-      *it = std::move(r);
-      return;
-    }
+}
+
+void ControllerView::computed(StepRecord r) {
+  STRAIT_CHECK(history_.empty() || history_.back().step < r.step,
+               "step " + std::to_string(r.step) + "'s compute half came after a later step");
+  // Reported early, its links are the previous step's whole sync: learned now, not with the
+  // complete record a round later.
+  if (r.early) observe_links(r);
+  r.synced = false;
   history_.push_back(std::move(r));
+  if (history_.size() > kHistory) history_.pop_front();
+}
+
+void ControllerView::record(StepRecord r) {
+  r.synced = true;
+  // In step order: the newest may be a compute half (its own, replaced; or a later step's, when
+  // this one was posted after its sync and the next one before).
+  auto it = history_.end();
+  while (it != history_.begin() && std::prev(it)->step > r.step) --it;
+  if (it != history_.begin() && std::prev(it)->step == r.step) {
+    StepRecord& half = *std::prev(it);
+    if (!half.early) observe_links(r);  // (an early half's links were learned with it)
+    half = std::move(r);
+    return;
+  }
+  observe_links(r);
+  history_.insert(it, std::move(r));
   if (history_.size() > kHistory) history_.pop_front();
 }
 

@@ -134,7 +134,8 @@ class ControllerView {
   const LinkStates& links() const { return links_; }
 
   // The controller's side. computed(): a step's compute half, ahead of its sync (history gets
-  // it at once); record(): the complete step, in place of its compute half if one came.
+  // it at once, and its links, the previous step's sync, are learned then); record(): the
+  // complete step, in place of its compute half if one came, in step order either way.
   void computed(StepRecord r);
   void record(StepRecord r);
   void set_plan(Plan p);
@@ -143,6 +144,8 @@ class ControllerView {
   }
 
  private:
+  void observe_links(const StepRecord& r);  // the wire measurements a record carries
+
   World world_;
   Clairvoyant clairvoyant_;
   LinkStates links_;

@@ -3,8 +3,8 @@
 // it (loss, compute, emulated load, waiting for the controller, the link traffic of that iteration)
 // and what every rank measured when its sync and update completed (sync, wait for the sync,
 // optimizer). A step is complete — and goes to the controller and the trace, in step order —
-// once both halves from every rank are in. With control.report = after-compute every step is so:
-// its report goes before its sync, and the sync's completion comes with the next step's report.
+// once both halves from every rank are in. With control.report = after-compute every sequential
+// step is so too: its report goes before its sync, whose completion comes with the next report.
 #pragma once
 #include <cstdint>
 #include <map>

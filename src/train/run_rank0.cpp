@@ -83,15 +83,15 @@ Reply Run::on_round(const ControlLink::Gathered& g, std::vector<char>& plan_byte
   // has heard step s. (Deciding first left every policy one step staler than control.lag says:
   // a load that changed at step s was answered at s + lag + 1 at the earliest.) Their forecast
   // rows are taken first: record() forgets them.
-  // A step reported before its sync (control.report = after-compute) reaches the controller as
-  // its compute half now, and whole a round later.
-  for (StepRecord& r : ledger_.take_computed()) ctl_->computed(std::move(r));
   std::vector<StepRecord> done = ledger_.take_complete();
   std::vector<std::vector<ForecastRow>> forecasts;
   for (const StepRecord& r : done) {
     forecasts.push_back(ctl_->forecast_rows(r));
     ctl_->record(r);
   }
+  // A step reported before its sync (control.report = after-compute) reaches the controller as
+  // its compute half now, after every earlier step it completes here, and whole a round later.
+  for (StepRecord& r : ledger_.take_computed()) ctl_->computed(std::move(r));
   if (s >= 0 && !reply.stop && s + lag_ < cfg_.train.steps) {
     const double t0 = now_ms();
     if (auto next = ctl_->decide(s, s + lag_, transport_->now(), decision_rows_))

@@ -267,6 +267,16 @@ TEST(Equivalence, ReportsAfterComputeAnswerTheNextStep) {
   for (const auto& f : d.forecasts) EXPECT_EQ(f.made_after, f.step - 1) << "step " << f.step;
   for (const auto& r : d.decisions)
     if (r.slot == "plan" && r.effective_step > 0) EXPECT_EQ(r.effective_step, r.step + 1) << r.detail;
+  // Each report went before its step's sync: step 0's /links rows carry the controller's
+  // messages only (posted after its sync, they would carry step 0's gradients), step 1's the
+  // gradients of step 0's sync.
+  double step0_sync = 0, step1_sync = 0;
+  for (const auto& l : d.links) {
+    if (l.step == 0) step0_sync += l.bytes - l.control_bytes;
+    if (l.step == 1) step1_sync += l.bytes - l.control_bytes;
+  }
+  EXPECT_EQ(step0_sync, 0);
+  EXPECT_GT(step1_sync, 0);
   // Rank 0's iteration spans its compute and its sync (it came with the sync's completion).
   std::map<int64_t, double> busy;
   for (const auto& r : d.ranks)
@@ -287,7 +297,8 @@ TEST(Equivalence, TwoExperts) {
 // pipelined → sequential → pipelined, a re-split while a sync is in flight) — and the losses
 // still follow the single-rank run. The trace shows each decision record and which steps'
 // syncs ran overlapped.
-static void scripted_decisions_mid_run(const std::string& name, const std::string& control) {
+static void scripted_decisions_mid_run(const std::string& name, const std::string& control,
+                                       bool early = false) {
   Config cfg = load(name,
                     base_toml(24, 2) +
                         "[[datacenter]]\nname = \"a\"\nranks = 1\n"
@@ -336,6 +347,22 @@ static void scripted_decisions_mid_run(const std::string& name, const std::strin
   EXPECT_TRUE(has(11, "[0.8333333333,0.1666666667]")) << plans[11];
   EXPECT_TRUE(has(16, "\"strategy\":\"hierarchical\"")) << plans[16];
   EXPECT_FALSE(has(17, "[0,2,1]")) << plans[17];
+  if (!early) return;
+  // Reported after the compute, every decision has heard the step it was made at — the compute
+  // half of a sequential step; a pipelined step posts after its sync has started and is heard
+  // whole a round later, so a decision made then has heard the step before.
+  std::map<int64_t, int> overlapped;
+  for (const auto& row : d.steps) overlapped[row.step] = row.overlapped;
+  int checked = 0;
+  for (const auto& r : d.decisions) {
+    if (r.slot != "plan" || r.effective_step == 0) continue;
+    const size_t at = r.detail.find("\"made_after\":");
+    ASSERT_NE(at, std::string::npos) << r.detail;
+    const int64_t made_after = std::stoll(r.detail.substr(at + 13));
+    EXPECT_EQ(made_after, overlapped[r.step] ? r.step - 1 : r.step) << r.detail;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 9);
 }
 
 TEST(Equivalence, ScriptedDecisionsInEverySlotMidRun) { scripted_decisions_mid_run("scripted", ""); }
@@ -343,7 +370,7 @@ TEST(Equivalence, ScriptedDecisionsInEverySlotMidRun) { scripted_decisions_mid_r
 // The same with every report posted after the compute and lag 1: sequential steps report before
 // their sync, pipelined ones after theirs has started, across every switch between the two.
 TEST(Equivalence, ScriptedDecisionsWithReportsAfterCompute) {
-  scripted_decisions_mid_run("scripted_early", "lag = 1\nreport = \"after-compute\"\n");
+  scripted_decisions_mid_run("scripted_early", "lag = 1\nreport = \"after-compute\"\n", true);
 }
 
 // The star from the first step, on three DCs of uneven ranks and shares.

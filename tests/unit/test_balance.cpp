@@ -424,6 +424,31 @@ TEST(BalanceRule, TheOracleDoesNotReadNoiseAsSpeed) {
   EXPECT_EQ(sim.share_moves, 0);
 }
 
+// With control.report = after-compute the controller hears a step's compute half first and its
+// complete record a round later; a step posted after its sync (pipelined) may complete after a
+// later step's half has come. The history stays in step order, one entry per step.
+TEST(View, ComputeHalvesAndCompleteRecordsStayInStepOrder) {
+  Sim sim(config("halves", ""));
+  auto rec = [](int64_t step, bool early) {
+    StepRecord r;
+    r.step = step, r.early = early;
+    r.ranks.resize(4);
+    return r;
+  };
+  sim.view.record(rec(12, false));
+  sim.view.computed(rec(14, true));
+  ASSERT_FALSE(sim.view.last()->synced);
+  sim.view.record(rec(13, false));  // completes after 14's half came
+  sim.view.record(rec(14, true));   // in place of its half
+  std::vector<int64_t> steps;
+  for (const StepRecord& r : sim.view.history()) {
+    steps.push_back(r.step);
+    EXPECT_TRUE(r.synced) << r.step;
+  }
+  EXPECT_EQ(steps, (std::vector<int64_t>{12, 13, 14}));
+  EXPECT_DEATH(sim.view.computed(rec(13, true)), "came after a later step");
+}
+
 TEST(Work, ResplitsChangeWorkNotSpeed) {
   const Config cfg = config("work", "");
   const Scenario sc(cfg);
