@@ -190,8 +190,8 @@ TEST(Equivalence, ResplitInTheMiddleOfTheRun) {
 // 3). At 0.05 it passed 4 of 4 with four busy loops beside it.
 // Two DCs of 3 ranks, "a" replaying the GPU duty cycles of pods 27, 47 and 58, the proportional
 // balancer on `forecaster` with the [control] lines `control`.
-static Config drifting_replay(const std::string& name, const std::string& forecaster,
-                              const std::string& control) {
+static Config drifting_replay_config(const std::string& name, const std::string& forecaster,
+                                     const std::string& control) {
   const std::string data = (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() /
                             "configs/data/gpu-duty-8pods.csv").string();
   return load(name, base_toml(24, 1) +
@@ -205,16 +205,24 @@ static Config drifting_replay(const std::string& name, const std::string& foreca
                         control + "[control.balance]\nnoise_window = 4\n");
 }
 
-TEST(Equivalence, ProportionalResplitsUnderADriftingReplay) {
-  Config cfg = drifting_replay("drift", "gmc", "");
+// That run, traced to tmpdir()/name.h5 and checked against the single-rank run of the same seed;
+// `trace` is read on rank 0.
+static TrainOutcome drifting_replay(const std::string& name, const std::string& forecaster,
+                                    const std::string& control, TraceData& trace) {
   TrainOptions opt;
-  opt.trace_path = tmpdir() + "/drift.h5";
+  opt.trace_path = tmpdir() + "/" + name + ".h5";
   opt.force = true;
-  const auto got = run_on_prefix(cfg, opt);
+  const TrainOutcome got = run_on_prefix(drifting_replay_config(name, forecaster, control), opt);
   expect_matches_reference(got, reference(24, 1));
+  if (world_rank() == 0) trace = read_trace(opt.trace_path);
+  return got;
+}
+
+TEST(Equivalence, ProportionalResplitsUnderADriftingReplay) {
+  TraceData d;
+  const TrainOutcome got = drifting_replay("drift", "gmc", "", d);
   if (world_rank() != 0) return;
   EXPECT_GE(got.resplits, 1);
-  const TraceData d = read_trace(opt.trace_path);
   // The speeds the ranks had: pod 27 at 23 % of its device from step 3 (77 % busy), others full.
   for (const auto& r : d.ranks) {
     if (r.rank == 0 && r.step >= 3 && r.step < 13) {
@@ -253,15 +261,10 @@ TEST(Equivalence, ProportionalResplitsUnderADriftingReplay) {
 // the step just before the one it forecasts, where after-sync needs lag 2 for the same rounds).
 // The losses are untouched, and a step's iteration time still includes its sync.
 TEST(Equivalence, ReportsAfterComputeAnswerTheNextStep) {
-  Config cfg = drifting_replay("early", "last-value", "lag = 1\nreport = \"after-compute\"\n");
-  TrainOptions opt;
-  opt.trace_path = tmpdir() + "/early.h5";
-  opt.force = true;
-  const auto got = run_on_prefix(cfg, opt);
-  expect_matches_reference(got, reference(24, 1));
+  TraceData d;
+  const TrainOutcome got = drifting_replay("early", "last-value", "lag = 1\nreport = \"after-compute\"\n", d);
   if (world_rank() != 0) return;
   EXPECT_GE(got.resplits, 1);
-  const TraceData d = read_trace(opt.trace_path);
   ASSERT_EQ(d.steps.size(), 24u);
   ASSERT_FALSE(d.forecasts.empty());
   for (const auto& f : d.forecasts) EXPECT_EQ(f.made_after, f.step - 1) << "step " << f.step;
