@@ -231,11 +231,14 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   double skill = 0;
   for (double g : backtest_) skill += g / static_cast<double>(std::max<size_t>(1, backtest_.size()));
   //
-  // Until then (warm-up) the rule acts on the mean of the last kSteady completed steps, the first
-  // step of the run never among them (its allocations and first touches are not load), and a
-  // change must win by more than the hysteresis on each of those steps' loads, not only on
-  // their mean: a rank slow in all of them is slow, one slow in some is noise. Waiting for the
-  // gate instead left a rank at a quarter of its speed unanswered for the first 14 steps.
+  // Until then (warm-up) a change must win by more than the hysteresis on each of the last
+  // kSteady completed steps' loads, not only on their mean: a rank slow in all of them is slow,
+  // one slow in some is noise. That is the change's confirmation: it needs no second ask. The
+  // rule acts on the mean of those steps without the run's first, whose allocations and first
+  // touches are not load; the first step may still veto a change (it must win there too), which
+  // a uniformly slow first step does not. Waiting for the gate instead left a rank at a quarter
+  // of its speed unanswered for the first 14 steps; leaving the first step out of the steps a
+  // change must win on, and asking a confirmation on top, answered from step 6 with lag 1.
   constexpr size_t kSteady = 4;
   const auto& hist = v.history();
   std::vector<std::vector<double>> steady;  // warm-up: the loads a change must win on, each
@@ -244,7 +247,7 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
     js << ",\"backtest\":{\"steps\":" << backtest_.size() << ",\"mean_gain\":" << number(skill)
        << "}";
     if (backtest_.size() < needed) {
-      bool complete = hist.size() > kSteady;
+      bool complete = hist.size() >= kSteady;
       for (size_t j = complete ? hist.size() - kSteady : 0; complete && j < hist.size(); ++j) {
         complete = static_cast<int>(hist[j].ranks.size()) == W;
         std::vector<double> at;
@@ -253,12 +256,13 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
       }
       if (!complete) {
         js << ",\"decision\":\"keep\",\"why\":\"waiting for " << kSteady
-           << " completed steps after the first\"}";
+           << " completed steps\"}";
         keep.detail = js.str();
         return keep;
       }
-      acting_on = recent_mean(hist, hist.size(), kSteady, W);
-      js << ",\"acting_on\":\"warm-up: mean of the last " << kSteady << " steps\"";
+      const size_t mean_of = std::min(kSteady, hist.size() - 1);  // without the first step
+      acting_on = recent_mean(hist, hist.size(), static_cast<int>(mean_of), W);
+      js << ",\"acting_on\":\"warm-up: mean of the last " << mean_of << " steps\"";
     } else {
       // Predictions only when their plans have done better than the mean's: with no evidence
       // either way (a stable world scores 0 — both ask for the plan in force) the mean is the
@@ -468,7 +472,9 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
     // asks and how many of them lasted.
     js << ",\"lasted\":{\"ask\":" << pending_count_ << ",\"asks\":" << seen << ",\"lasted\":" << kept
        << ",\"p\":" << number(p) << ",\"early\":" << (early ? "true" : "false") << "}";
-    if (early) {
+    if (!steady.empty()) {
+      why += "; warm-up: it won on each of the last " + std::to_string(kSteady) + " steps";
+    } else if (early) {
       why += "; made on its first ask: recent changes lasted often enough to repay it";
     } else if (pending_count_ < cfg_.confirm) {
       js << ",\"confirmations\":" << pending_count_;
