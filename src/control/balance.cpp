@@ -434,18 +434,25 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
         break;
       }
   // Did the change first asked for at the previous decision last? It did if this decision's
-  // loads want the same plan: it asks for it again (not yet made), or, made early and in force,
-  // it is what these loads ask for (not merely kept: a hysteresis band or the warm-up may keep
-  // a plan the loads no longer want). The last noise_window first asks count.
+  // loads still favour the plan it asked for over the plan in force when it was asked, by more
+  // than the hysteresis — made or not, and whatever these loads ask for on top: with several
+  // ranks drifting, a change is often followed by a further one in the same direction (new
+  // shares, then a re-split once a DC's ranks drift apart), and asking for the same plan again
+  // counted those as changes that did not last. The last noise_window first asks count.
   using Ask = std::pair<std::vector<std::vector<double>>, std::vector<double>>;
   const Ask want{best.splits, new_shares};
-  // (pending_ with pending_count_ 1 is that first ask: nothing between two decisions changes
-  // them.)
+  // (pending_ with pending_count_ 1 is that first ask, pending_from_ the plan it would replace:
+  // nothing between two decisions changes them.)
   if (futures.empty() && pending_count_ == 1) {
-    const bool asked_again = decision != "keep" && want == pending_;
-    const bool still_wanted =
-        decision == "keep" && Ask{cur.splits, cur.shares} == pending_ && ch.best_already;
-    lasted_.push_back(asked_again || still_wanted);
+    auto plan_of = [&](const Ask& a) {
+      Candidate c;
+      c.splits = a.first;
+      c.flops = flops_of(m, w, a.first);
+      c.seqs = apportion(a.second, B, 1);
+      return c;
+    };
+    lasted_.push_back(step_on(plan_of(pending_), acting_on) <
+                      (1 - cfg_.hysteresis) * step_on(plan_of(pending_from_), acting_on));
     while (lasted_.size() > static_cast<size_t>(cfg_.noise_window)) lasted_.pop_front();
   }
   // Hysteresis in time (predictions only): the same change must be asked for by `confirm`
@@ -462,17 +469,19 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   } else if (futures.empty()) {
     pending_count_ = want == pending_ ? pending_count_ + 1 : 1;
     pending_ = want;
+    if (pending_count_ == 1) pending_from_ = Ask{cur.splits, cur.shares};
     const int seen = static_cast<int>(lasted_.size());
     const int kept = static_cast<int>(std::count(lasted_.begin(), lasted_.end(), true));
     const double p = (kept + 1.0) / (seen + 2.0);
     const double g = gain, c = best.resplit.empty() ? 0.0 : best.cost_ms;
-    const bool early = cfg_.act_early && pending_count_ == 1 && cfg_.confirm > 1 &&
+    const bool warm_up = !steady.empty();  // confirmed by its win on each step: not an ask
+    const bool early = !warm_up && cfg_.act_early && pending_count_ == 1 && cfg_.confirm > 1 &&
                        p * (cfg_.confirm - 1) * g > (1 - p) * (2 * c + cfg_.confirm * g);
     // ask: how many decisions in a row asked for this change; asks, lasted: the window's first
     // asks and how many of them lasted.
     js << ",\"lasted\":{\"ask\":" << pending_count_ << ",\"asks\":" << seen << ",\"lasted\":" << kept
        << ",\"p\":" << number(p) << ",\"early\":" << (early ? "true" : "false") << "}";
-    if (!steady.empty()) {
+    if (warm_up) {
       why += "; warm-up: it won on each of the last " + std::to_string(kSteady) + " steps";
     } else if (early) {
       why += "; made on its first ask: recent changes lasted often enough to repay it";

@@ -92,8 +92,9 @@ class BalanceRule {
                                  // have had over the recent mean's plan, on the loads that came
   std::pair<std::vector<std::vector<double>>, std::vector<double>> pending_;  // change asked for
   int pending_count_ = 0;        // decisions in a row that asked for it
+  std::pair<std::vector<std::vector<double>>, std::vector<double>> pending_from_;  // in force then
   // Whether changes last (act_early): per recent first ask (the last noise_window; pending_ with
-  // pending_count_ 1) whether the next decision's loads wanted it too.
+  // pending_count_ 1) whether the next decision's loads still favoured it over pending_from_.
   std::deque<bool> lasted_;
 };
 
