@@ -57,7 +57,9 @@ struct RankReport {
   double ready_ms = 0;                // done with the step's local work: MPI_Wtime + offset, on rank 0's clock (ms)
   double control_wait_ms = 0;         // the step loop blocked for the controller's reply before this step
   double control_rtt_ms = 0;          // post → reply of the latest round that completed before this step
-  double iteration_ms = 0;            // this rank's time from the step's start to its post (late)
+  double iteration_ms = 0;            // this rank's time from the step's start to its post
+                                      // (posted before the sync: the step's whole time comes
+                                      // later, in its Completion)
   Completion done[kMaxDone];
 };
 

@@ -90,9 +90,11 @@ void ControllerView::observe_links(const StepRecord& r) {
 void ControllerView::computed(StepRecord r) {
   STRAIT_CHECK(history_.empty() || history_.back().step < r.step,
                "step " + std::to_string(r.step) + "'s compute half came after a later step");
-  // Reported early, its links are the previous step's whole sync: learned now, not with the
-  // complete record a round later.
-  if (r.early) observe_links(r);
+  // Only a report posted before its sync hands on a compute half (StepLedger::take_computed).
+  // Its links are the previous step's whole sync: learned now, not with the complete record a
+  // round later.
+  STRAIT_CHECK(r.early, "step " + std::to_string(r.step) + "'s compute half was not reported early");
+  observe_links(r);
   r.synced = false;
   history_.push_back(std::move(r));
   if (history_.size() > kHistory) history_.pop_front();
@@ -106,8 +108,7 @@ void ControllerView::record(StepRecord r) {
   while (it != history_.begin() && std::prev(it)->step > r.step) --it;
   if (it != history_.begin() && std::prev(it)->step == r.step) {
     StepRecord& half = *std::prev(it);
-    if (!half.early) observe_links(r);  // (an early half's links were learned with it)
-    half = std::move(r);
+    half = std::move(r);  // (its links were learned with the compute half)
     return;
   }
   observe_links(r);

@@ -94,7 +94,8 @@ struct DecisionRow {
 struct ForecastRow {
   int64_t step = 0;          // the step forecast
   int32_t rank = 0;
-  int64_t made_after = 0;    // the last completed step the forecast saw
+  int64_t made_after = 0;    // the last step the forecast saw (its compute half alone, with
+                             // control.report = after-compute; docs/trace.md)
   double forecast_ms = 0;    // the rank's load forecast for the step, under the record it ran with
   double load_ms = 0;        // the load that came: compute outside the DC's reductions + emulated
   std::string model;         // "gm11", "gmc", "ewma", "last-value", "oracle", "fallback:<name>"

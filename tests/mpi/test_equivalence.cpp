@@ -268,8 +268,11 @@ TEST(Equivalence, ReportsAfterComputeAnswerTheNextStep) {
   ASSERT_EQ(d.steps.size(), 24u);
   ASSERT_FALSE(d.forecasts.empty());
   for (const auto& f : d.forecasts) EXPECT_EQ(f.made_after, f.step - 1) << "step " << f.step;
-  for (const auto& r : d.decisions)
-    if (r.slot == "plan" && r.effective_step > 0) EXPECT_EQ(r.effective_step, r.step + 1) << r.detail;
+  for (const auto& r : d.decisions) {
+    if (r.slot == "plan" && r.effective_step > 0) {
+      EXPECT_EQ(r.effective_step, r.step + 1) << r.detail;
+    }
+  }
   // Each report went before its step's sync: step 0's /links rows carry the controller's
   // messages only (posted after its sync, they would carry step 0's gradients), step 1's the
   // gradients of step 0's sync.
