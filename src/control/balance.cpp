@@ -232,7 +232,7 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   for (double g : backtest_) skill += g / static_cast<double>(std::max<size_t>(1, backtest_.size()));
   //
   // Until then (warm-up) a change must win by more than the hysteresis on each of the last
-  // kSteady completed steps' loads, not only on their mean: a rank slow in all of them is slow,
+  // kSteady steps heard (the newest may be a compute half: its loads are whole), not only on their mean: a rank slow in all of them is slow,
   // one slow in some is noise. That is the change's confirmation: it needs no second ask. The
   // rule acts on the mean of those steps without the run's first, whose allocations and first
   // touches are not load; the first step may still veto a change (it must win there too), which
@@ -433,12 +433,15 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
               " steps";
         break;
       }
-  // Did the change first asked for at the previous decision last? It did if this decision's
-  // loads still favour the plan it asked for over the plan in force when it was asked, by more
-  // than the hysteresis — made or not, and whatever these loads ask for on top: with several
-  // ranks drifting, a change is often followed by a further one in the same direction (new
-  // shares, then a re-split once a DC's ranks drift apart), and asking for the same plan again
-  // counted those as changes that did not last. The last noise_window first asks count.
+  // Did the change first asked for at the previous decision last? It did if the loads of the
+  // step heard since (the newest) still favour the plan it asked for over the plan in force
+  // when it was asked, by more than the hysteresis — made or not, and whatever this decision
+  // asks for on top: with several ranks drifting, a change is often followed by a further one
+  // in the same direction (new shares, then a re-split once a DC's ranks drift apart), and
+  // asking for the same plan again counted those as changes that did not last. The newest
+  // step's loads alone, not those this decision acts on: a mean (the warm-up's, the gate's)
+  // shares all but one step with the mean the change was asked on, and would call it lasted
+  // whatever came. The last noise_window first asks count.
   using Ask = std::pair<std::vector<std::vector<double>>, std::vector<double>>;
   const Ask want{best.splits, new_shares};
   // (pending_ with pending_count_ 1 is that first ask, pending_from_ the plan it would replace:
@@ -451,15 +454,18 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
       c.seqs = apportion(a.second, B, 1);
       return c;
     };
-    lasted_.push_back(step_on(plan_of(pending_), acting_on) <
-                      (1 - cfg_.hysteresis) * step_on(plan_of(pending_from_), acting_on));
+    std::vector<double> newest;
+    for (const RankStep& r : hist.back().ranks) newest.push_back(r.ref_load_ms());
+    if (static_cast<int>(newest.size()) == W)
+      lasted_.push_back(step_on(plan_of(pending_), newest) <
+                        (1 - cfg_.hysteresis) * step_on(plan_of(pending_from_), newest));
     while (lasted_.size() > static_cast<size_t>(cfg_.noise_window)) lasted_.pop_front();
   }
   // Hysteresis in time (predictions only): the same change must be asked for by `confirm`
   // decisions in a row, so a one-step outlier does not move the plan (and back the next step) —
   // unless recent changes have lasted often enough that acting on the first ask pays
-  // (act_early): with p the odds that a change asked for once is wanted again at the next
-  // decision (Laplace over the last noise_window first asks), g the gain per step and c the
+  // (act_early): with p the odds that a change asked for once still pays on the next step's
+  // loads (Laplace over the last noise_window first asks), g the gain per step and c the
   // re-split cost, acting on the first ask wins g on each of the confirm − 1 steps it saves
   // when the change lasts and, when it does not, loses the re-split there and back (2c) and
   // about g on each of the `confirm` steps the undo waits for: act when

@@ -12,7 +12,8 @@
 //     asked for. A forecast that chases noise asks for splits the next step undoes and loses to
 //     the mean; unless the predictions' plans do better on average, the rule acts on the recent
 //     mean of the loads instead (which also undoes a change an outlier slipped through). Until
-//     half a window is scored nothing changes;
+//     half a window is scored (warm-up) the rule acts on the mean of the last steps, and a
+//     change must win on each of the last 4 steps' loads: that is its confirmation;
 //   - a DC is re-split only when that makes its slowest rank faster per sequence by more than
 //     the hysteresis, and its re-split cost has been measured;
 //   - batch shares alone move when they lower T by more than the hysteresis;
@@ -21,10 +22,11 @@
 //     hysteresis and have a positive net value. Candidates are tuned to the loads of the step
 //     decided for (the oracle weighs them on the known next steps, but does not tune to their
 //     mean: that moved plans ahead of a change the rule would meet when it came);
-//   - hysteresis in time (predictions only): the same change must be asked for by
+//   - hysteresis in time (after the warm-up): the same change must be asked for by
 //     [control.balance] confirm decisions in a row, so a one-step outlier moves nothing —
-//     unless (act_early) recent changes have lasted often enough that acting on the first ask
-//     pays by its expected gain and loss (p (confirm − 1) g > (1 − p)(2c + confirm g)).
+//     unless (act_early) recent changes have lasted (still paid on the next step's loads) often
+//     enough that acting on the first ask pays by its expected gain and loss
+//     (p (confirm − 1) g > (1 − p)(2c + confirm g)).
 // docs/balance.md gives the rule with its readings; the two policies differ only in the loads
 // they hand to it.
 #pragma once

@@ -108,6 +108,7 @@ void ControllerView::record(StepRecord r) {
   while (it != history_.begin() && std::prev(it)->step > r.step) --it;
   if (it != history_.begin() && std::prev(it)->step == r.step) {
     StepRecord& half = *std::prev(it);
+    STRAIT_CHECK(!half.synced, "step " + std::to_string(r.step) + "'s record came twice");
     half = std::move(r);  // (its links were learned with the compute half)
     return;
   }

@@ -398,6 +398,28 @@ TEST(BalanceRule, ChangesThatLastAreMadeOnTheirFirstAskOnceTheRunHasSeenThemLast
   }
 }
 
+TEST(BalanceRule, AChangeFollowedByAFurtherOneInItsDirectionLasted) {
+  // East's ranks at half speed from step 0: the warm-up moves the batch shares for step 4. At
+  // step 4 rank 0 drops to a quarter, so east wants a re-split on top of the new shares. The
+  // share move lasted (the step heard since still favours it over the shares it replaced),
+  // although the next decision did not ask for the same plan again.
+  Sim sim(config("further", ""));
+  std::vector<std::string> changes;
+  for (int64_t s = 0; s < 12; ++s) {
+    sim.step(s, s < 4 ? std::vector<double>{0.5, 0.5, 1, 1} : std::vector<double>{0.25, 0.5, 1, 1},
+             kOnes);
+    const std::string& d = sim.details.back();
+    if (d.find("\"decision\":\"keep\"") == std::string::npos &&
+        d.find("\"decision\":") != std::string::npos)
+      changes.push_back(d);
+  }
+  ASSERT_GE(changes.size(), 2u);
+  EXPECT_NE(changes[0].find("\"decision\":\"shares\""), std::string::npos) << changes[0];
+  EXPECT_NE(changes[0].find("warm-up"), std::string::npos) << changes[0];
+  EXPECT_NE(changes[1].find("\"decision\":\"resplit\""), std::string::npos) << changes[1];
+  EXPECT_NE(changes[1].find("\"asks\":1,\"lasted\":1,"), std::string::npos) << changes[1];
+}
+
 TEST(BalanceRule, TheOracleReadsTheTrueSpeeds) {
   // Rank 1 slows to 0.25 at step 20; the oracle re-splits for step 20 itself, from its decision
   // after step 19, before any slow step was measured.
@@ -450,6 +472,8 @@ TEST(View, ComputeHalvesAndCompleteRecordsStayInStepOrder) {
   }
   EXPECT_EQ(steps, (std::vector<int64_t>{12, 13, 14}));
   EXPECT_DEATH(sim.view.computed(rec(13, true)), "came after a later step");
+  EXPECT_DEATH(sim.view.computed(rec(15, false)), "not reported early");
+  EXPECT_DEATH(sim.view.record(rec(14, false)), "came twice");
 }
 
 TEST(Work, ResplitsChangeWorkNotSpeed) {
