@@ -4,7 +4,9 @@
 // that makes loads under different splits comparable, and the rule on a simulated run: a slow
 // rank is re-split away, a re-split that cannot repay its measured cost is not made, one whose
 // cost was never measured is not made, small or noisy imbalances are left alone (no
-// oscillation), a rank slow from the start is answered in the warm-up, and the oracle reads the scenario's true speeds and not the noise of the compute.
+// oscillation), a rank slow from the start is answered in the warm-up, a change followed by a
+// further one in its direction counts as lasted, and the oracle reads the scenario's true speeds
+// and not the noise of the compute.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -311,7 +313,7 @@ TEST(BalanceRule, TwoValuedNoiseIsNotChasedInTheWarmUpOrAfter) {
   // The "noisy" scenario of the benchmark: every rank 1.0 or 0.7 at even odds, afresh each step.
   // In the warm-up a rank is slow in all of 4 steps (and its peer fast in all) by chance only
   // rarely; afterwards the skill gate sees the forecasts lose. (Over 400 such runs: 14
-  // re-splits and 6 share moves; 8 and 2 when the warm-up also asked a confirmation and a
+  // re-splits and 4 share moves; 8 and 2 when the warm-up also asked a confirmation and a
   // change lasted only if the next decision asked for the same plan.)
   int resplits = 0, moves = 0;
   for (uint64_t seed = 1; seed <= 10; ++seed) {
