@@ -232,8 +232,9 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   for (double g : backtest_) skill += g / static_cast<double>(std::max<size_t>(1, backtest_.size()));
   //
   // Until then (warm-up) a change must win by more than the hysteresis on each of the last
-  // kSteady steps heard (the newest may be a compute half: its loads are whole), not only on their mean: a rank slow in all of them is slow,
-  // one slow in some is noise. That is the change's confirmation: it needs no second ask. The
+  // kSteady steps heard (the newest may be a compute half: its loads are whole), not only on
+  // their mean: a rank slow in all of them is slow, one slow in some is noise. That is the
+  // change's confirmation: it needs no second ask. The
   // rule acts on the mean of those steps without the run's first, whose allocations and first
   // touches are not load; the first step may still veto a change (it must win there too), which
   // a uniformly slow first step does not. Waiting for the gate instead left a rank at a quarter
@@ -314,10 +315,16 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
       if (c > 0) cost[d] = c;
     }
 
-  Candidate in_force;
-  in_force.splits = cur.splits;
-  in_force.seqs = apportion(cur.shares, B, 1);
-  in_force.flops = flops_of(m, w, cur.splits);
+  // A plan (splits, shares) as a candidate to weigh: the FLOPs and sequences it gives each rank.
+  using Ask = std::pair<std::vector<std::vector<double>>, std::vector<double>>;
+  auto plan_of = [&](const Ask& a) {
+    Candidate c;
+    c.splits = a.first;
+    c.flops = flops_of(m, w, a.first);
+    c.seqs = apportion(a.second, B, 1);
+    return c;
+  };
+  Candidate in_force = plan_of(Ask{cur.splits, cur.shares});
   in_force.step_ms = expected_step(in_force);
   const double K = cfg_.gain_steps;
   auto value = [&](const Candidate& c) { return K * (in_force.step_ms - c.step_ms) - c.cost_ms; };
@@ -442,18 +449,10 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   // step's loads alone, not those this decision acts on: a mean (the warm-up's, the gate's)
   // shares all but one step with the mean the change was asked on, and would call it lasted
   // whatever came. The last noise_window first asks count.
-  using Ask = std::pair<std::vector<std::vector<double>>, std::vector<double>>;
   const Ask want{best.splits, new_shares};
   // (pending_ with pending_count_ 1 is that first ask, pending_from_ the plan it would replace:
   // nothing between two decisions changes them.)
   if (futures.empty() && pending_count_ == 1) {
-    auto plan_of = [&](const Ask& a) {
-      Candidate c;
-      c.splits = a.first;
-      c.flops = flops_of(m, w, a.first);
-      c.seqs = apportion(a.second, B, 1);
-      return c;
-    };
     std::vector<double> newest;
     for (const RankStep& r : hist.back().ranks) newest.push_back(r.ref_load_ms());
     if (static_cast<int>(newest.size()) == W)

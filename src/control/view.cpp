@@ -93,7 +93,8 @@ void ControllerView::computed(StepRecord r) {
   // Only a report posted before its sync hands on a compute half (StepLedger::take_computed).
   // Its links are the previous step's whole sync: learned now, not with the complete record a
   // round later.
-  STRAIT_CHECK(r.early, "step " + std::to_string(r.step) + "'s compute half was not reported early");
+  STRAIT_CHECK(r.early,
+               "step " + std::to_string(r.step) + "'s compute half was not reported early");
   observe_links(r);
   r.synced = false;
   history_.push_back(std::move(r));
