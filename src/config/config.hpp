@@ -161,7 +161,7 @@ struct BalanceConfig {
   bool shares = true;         // also re-set the batch shares across datacenters
   int confirm = 2;            // decisions in a row that must ask for the same change (after
                               // the warm-up, whose win on each of 4 steps, or 3 steady ones,
-                              // confirms a change)
+                              // or 2 after 3 steady, confirms a change)
   bool act_early = true;      // ... unless acting on the first ask pays, by how changes lasted
 };
 

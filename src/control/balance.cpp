@@ -245,9 +245,11 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   // rank (a rank at 1.0 or 0.7 at even odds repeats on all four ranks of a 2 x 2 world over 3
   // steps one time in 256), a slow device does: on the real duty-cycle traces the rule waited
   // a step more at a third of the oracle's speed for evidence it already had. Over 2 steps
-  // (one time in 16) the two-valued noise moved the plan in 1 run of 10 (40 changes in 400
-  // runs against 18).
-  constexpr size_t kSteady = 4, kFew = 3;
+  // alone (one time in 16) the two-valued noise moved the plan in 1 run of 10 (40 changes in
+  // 400 runs against 18); but a world already seen steady (kFew steady steps before them) is
+  // answered on kNew = 2 steady steps at a new level (both one time in 4096): `duty-b`'s drop
+  // at step 3 from step 5, not 6.
+  constexpr size_t kSteady = 4, kFew = 3, kNew = 2;
   const auto& hist = v.history();
   std::vector<std::vector<double>> steady;  // warm-up: the loads a change must win on, each
   std::vector<double> acting_on = ref_ms;
@@ -255,18 +257,23 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
     js << ",\"backtest\":{\"steps\":" << backtest_.size() << ",\"mean_gain\":" << number(skill)
        << "}";
     if (backtest_.size() < needed) {
-      // The last n steps' loads, when all n are complete; empty otherwise.
-      auto last = [&](size_t n) {
-        std::vector<std::vector<double>> at;
-        for (size_t j = hist.size() - std::min(n, hist.size()); j < hist.size(); ++j) {
-          if (static_cast<int>(hist[j].ranks.size()) != W) return decltype(at){};
+      // The loads of steps [from, to) of the history, when all are complete; empty otherwise.
+      using Loads = std::vector<std::vector<double>>;
+      auto steps = [&](size_t from, size_t to) {
+        Loads at;
+        for (size_t j = from; j < to; ++j) {
+          if (static_cast<int>(hist[j].ranks.size()) != W) return Loads{};
           at.emplace_back();
           for (const RankStep& r : hist[j].ranks) at.back().push_back(r.ref_load_ms());
         }
-        return at.size() == n ? at : decltype(at){};
+        return at;
+      };
+      auto last = [&](size_t n) {
+        return n <= hist.size() ? steps(hist.size() - n, hist.size()) : Loads{};
       };
       // Steady: each rank's loads within the hysteresis of their mean.
-      auto is_steady = [&](const std::vector<std::vector<double>>& at) {
+      auto is_steady = [&](const Loads& at) {
+        if (at.empty()) return false;
         for (int r = 0; r < W; ++r) {
           double lo = std::numeric_limits<double>::infinity(), hi = 0, sum = 0;
           for (const auto& x : at) lo = std::min(lo, x[r]), hi = std::max(hi, x[r]), sum += x[r];
@@ -274,8 +281,13 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
         }
         return true;
       };
-      steady = last(kFew);
-      if (steady.empty() || !is_steady(steady)) steady = last(kSteady);
+      // Seen steady: kFew steady steps before the last kNew.
+      bool seen_steady = false;
+      for (size_t to = kFew; !seen_steady && to + kNew <= hist.size(); ++to)
+        seen_steady = is_steady(steps(to - kFew, to));
+      steady = last(kNew);
+      if (!seen_steady || !is_steady(steady)) steady = last(kFew);
+      if (!is_steady(steady)) steady = last(kSteady);
       if (steady.empty()) {
         js << ",\"decision\":\"keep\",\"why\":\"waiting for " << kSteady
            << " completed steps, or " << kFew << " on which every rank's load is steady\"}";

@@ -14,7 +14,8 @@
 //     mean of the loads instead (which also undoes a change an outlier slipped through). Until
 //     half a window is scored (warm-up) the rule acts on the mean of the last steps, and a
 //     change must win on each of the last 4 steps' loads, or of the last 3 when every rank's
-//     load is steady across them: that is its confirmation;
+//     load is steady across them (2 once the run has had 3 steady steps before them): that is
+//     its confirmation;
 //   - a DC is re-split only when that makes its slowest rank faster per sequence by more than
 //     the hysteresis, and its re-split cost has been measured;
 //   - batch shares alone move when they lower T by more than the hysteresis;

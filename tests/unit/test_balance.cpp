@@ -331,6 +331,21 @@ TEST(BalanceRule, ASlowRankInANoisyWorldWaitsForFourSteps) {
       << sim.details[2];
 }
 
+TEST(BalanceRule, ARankSlowingAfterASteadyStartIsAnsweredOnTwoSteps) {
+  // Steps 0-4 at full speed, steady; rank 1 at a quarter of its speed from step 5. A world seen
+  // steady is answered on 2 steady steps at the new level: decided after step 6, for step 7
+  // (3 steady steps would decide after step 7).
+  Sim sim(config("steady_then_slow", ""));
+  int64_t first = -1;
+  for (int64_t s = 0; s < 12; ++s) {
+    sim.step(s, s < 5 ? kOnes : std::vector<double>{1, 0.25, 1, 1}, kOnes);
+    if (first < 0 && sim.resplits > 0) first = s;
+  }
+  EXPECT_EQ(first, 6);
+  EXPECT_NE(sim.details[6].find("it won on each of the last 2 steps"), std::string::npos)
+      << sim.details[6];
+}
+
 TEST(BalanceRule, TwoValuedNoiseIsNotChasedInTheWarmUpOrAfter) {
   // The "noisy" scenario of the benchmark: every rank 1.0 or 0.7 at even odds, afresh each step.
   // In the warm-up a rank is slow in all of 4 steps (and its peer fast in all), or every rank
