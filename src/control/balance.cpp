@@ -482,8 +482,7 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
       if (!(step_on(best, o) < (1 - cfg_.hysteresis) * step_on(in_force, o))) {
         decision = "keep";
         why = "warm-up: the change does not win on each of the last " +
-              std::to_string(steady.size()) +
-              " steps";
+              std::to_string(steady.size()) + " steps";
         break;
       }
   // Did the change first asked for at the previous decision last? It did if the loads of the
