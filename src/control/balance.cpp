@@ -109,6 +109,13 @@ double compute_ms(const World& w, const std::vector<double>& loads,
   return t;
 }
 
+// Every rank's load at its reference work in one step.
+std::vector<double> ref_loads(const StepRecord& s) {
+  std::vector<double> loads;
+  for (const RankStep& r : s.ranks) loads.push_back(r.ref_load_ms());
+  return loads;
+}
+
 // Every rank's mean load at its reference work over the `window` completed steps before h[to].
 // The mean, not the median: on a stationary two-valued load (each step 1.0 or 0.7 at even odds)
 // a median of 20 steps is either value by chance, and acting on it chases the noise the gate is
@@ -187,8 +194,7 @@ void BalanceRule::score(const ControllerView& v) {
     for (size_t j = h.size(); j-- > 0 && h[j].step >= it->first;)
       if (h[j].step == it->first) at = j;
     if (at < h.size() && at >= 2 && static_cast<int>(h[at].ranks.size()) == w.world_size) {
-      std::vector<double> actual;
-      for (const RankStep& r : h[at].ranks) actual.push_back(r.ref_load_ms());
+      const std::vector<double> actual = ref_loads(h[at]);
       const std::vector<double> recent = recent_mean(h, at, cfg_.noise_window, w.world_size);
       // On the loads that came: the plan the prediction asked for against the plan the recent
       // mean asks for.
@@ -264,8 +270,7 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
         Loads at;
         for (size_t j = from; j < to; ++j) {
           if (static_cast<int>(hist[j].ranks.size()) != W) return Loads{};
-          at.emplace_back();
-          for (const RankStep& r : hist[j].ranks) at.back().push_back(r.ref_load_ms());
+          at.push_back(ref_loads(hist[j]));
         }
         return at;
       };
@@ -289,17 +294,14 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
         const Loads before = steps(hist.size() - kNew - kFew, hist.size() - kNew);
         const Loads now = last(kNew);
         if (!is_steady(before) || !is_steady(now)) return false;
-        for (int r = 0; r < W; ++r) {
-          double b = 0, n = 0;
-          for (const auto& x : before) b += x[r] / static_cast<double>(kFew);
-          for (const auto& x : now) n += x[r] / static_cast<double>(kNew);
-          if (std::abs(n - b) > cfg_.hysteresis * b) return true;
-        }
+        const std::vector<double> b = recent_mean(hist, hist.size() - kNew, kFew, W);
+        const std::vector<double> n = recent_mean(hist, hist.size(), kNew, W);
+        for (int r = 0; r < W; ++r)
+          if (std::abs(n[r] - b[r]) > cfg_.hysteresis * b[r]) return true;
         return false;
       };
-      if (new_level()) steady = last(kNew);
-      else if (is_steady(last(kFew))) steady = last(kFew);
-      else steady = last(kSteady);
+      steady = new_level() ? last(kNew) : last(kFew);
+      if (steady.size() == kFew && !is_steady(steady)) steady = last(kSteady);
       if (steady.empty()) {
         js << ",\"decision\":\"keep\",\"why\":\"waiting for " << kSteady
            << " completed steps, or " << kFew << " on which every rank's load is steady\"}";
@@ -498,8 +500,7 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   // (pending_ with pending_count_ 1 is that first ask, pending_from_ the plan it would replace:
   // nothing between two decisions changes them.)
   if (futures.empty() && pending_count_ == 1) {
-    std::vector<double> newest;
-    for (const RankStep& r : hist.back().ranks) newest.push_back(r.ref_load_ms());
+    const std::vector<double> newest = ref_loads(hist.back());
     if (static_cast<int>(newest.size()) == W)
       lasted_.push_back(step_on(plan_of(pending_), newest) <
                         (1 - cfg_.hysteresis) * step_on(plan_of(pending_from_), newest));
