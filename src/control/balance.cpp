@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -128,6 +129,36 @@ std::vector<double> recent_mean(const std::deque<StepRecord>& h, size_t to, int 
     for (int r = 0; r < world_size && static_cast<size_t>(r) < h[j].ranks.size(); ++r)
       mean[r] += h[j].ranks[r].ref_load_ms() / static_cast<double>(to - from);
   return mean;
+}
+
+// Whether a rank's loads over the last `window` completed steps before h[to] depend on each
+// other from step to step: von Neumann's ratio of successive differences, eta = sum (x_t -
+// x_{t-1})^2 / sum (x_t - mean)^2, is 2 on average for independent loads (variance 4(n - 2) /
+// ((n - 1)(n + 1))) and small for loads that keep a level (a single change of level in 20 steps:
+// about 0.5). A forecast can only tell the next step from the mean where the loads persist: on
+// independent ones (a rank at 1.0 or 0.7 at even odds) a last-value forecast is a coin flip.
+// Dependent: eta below its mean by two standard deviations (about 2 % of independent windows).
+// Loads that do not vary at all count as dependent (a forecast of them is the mean). Returns eta
+// (NaN when fewer than 8 steps are complete, or the loads do not vary).
+double von_neumann(const std::deque<StepRecord>& h, size_t to, int window, int rank) {
+  std::vector<double> x;
+  for (size_t j = to; j-- > 0 && x.size() < static_cast<size_t>(window);)
+    if (static_cast<size_t>(rank) < h[j].ranks.size()) x.push_back(h[j].ranks[rank].ref_load_ms());
+  if (x.size() < 8) return std::numeric_limits<double>::quiet_NaN();
+  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size());
+  double diff = 0, dev = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    dev += (x[i] - mean) * (x[i] - mean);
+    if (i) diff += (x[i] - x[i - 1]) * (x[i] - x[i - 1]);
+  }
+  return dev > 1e-12 * mean * mean * static_cast<double>(x.size())
+             ? diff / dev : std::numeric_limits<double>::quiet_NaN();
+}
+
+bool dependent(double eta, size_t n) {
+  if (std::isnan(eta)) return true;
+  const double nn = static_cast<double>(n);
+  return eta < 2 - 2 * std::sqrt(4 * (nn - 2) / ((nn - 1) * (nn + 1)));
 }
 
 // A candidate plan: splits per DC and sequences per DC, the FLOPs each rank then computes per
@@ -287,11 +318,11 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
         }
         return true;
       };
-      // A new level: the last kNew steps steady, the kFew before them steady, and some rank's
-      // mean moved between the two by more than the hysteresis.
+      // A new level: the last kNew steps steady, every one before them (at least kFew) steady,
+      // and some rank's mean moved between the two by more than the hysteresis.
       auto new_level = [&]() {
         if (hist.size() < kFew + kNew) return false;
-        const Loads before = steps(hist.size() - kNew - kFew, hist.size() - kNew);
+        const Loads before = steps(0, hist.size() - kNew);
         const Loads now = last(kNew);
         if (!is_steady(before) || !is_steady(now)) return false;
         const std::vector<double> b = recent_mean(hist, hist.size() - kNew, kFew, W);
@@ -301,7 +332,13 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
         return false;
       };
       steady = new_level() ? last(kNew) : last(kFew);
-      if (steady.size() == kFew && !is_steady(steady)) steady = last(kSteady);
+      // The shortcuts are for a world seen steady: 3 steady steps only when every step so far
+      // is (in effect, the run's first 3), 2 at a new level only when every step before them
+      // is. A rank that has shown noise may repeat itself by chance (a rank at 1.0 or 0.7 at
+      // even odds among quiet ones, 3 times in a row one time in 4 after its first), and over
+      // the ~10 decisions of the warm-up it did in most runs.
+      if (steady.size() == kFew && !is_steady(steps(0, hist.size())))
+        steady = last(kSteady);
       if (steady.empty()) {
         js << ",\"decision\":\"keep\",\"why\":\"waiting for " << kSteady
            << " completed steps, or " << kFew << " on which every rank's load is steady\"}";
@@ -316,9 +353,24 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
       // either way (a stable world scores 0 — both ask for the plan in force) the mean is the
       // safer of the two, since a spike of the machine lasting `confirm` steps would otherwise
       // re-split a stable world on a last-value forecast.
+      // And per rank, only where its loads persist from step to step (von_neumann above): a
+      // single noisy rank among quiet ones scores positive half the time on a coin flip, and
+      // two slow steps in a row then asked for a re-split, two fast ones for the way back.
       const bool trust = skill > 0;
-      if (!trust) acting_on = recent_mean(hist, hist.size(), cfg_.noise_window, W);
-      js << ",\"acting_on\":\"" << (trust ? "prediction" : "recent mean") << "\"";
+      const std::vector<double> mean = recent_mean(hist, hist.size(), cfg_.noise_window, W);
+      const size_t n_eta = std::min<size_t>(hist.size(), cfg_.noise_window);
+      std::vector<double> eta(W);
+      int predicted = 0;
+      for (int r = 0; r < W; ++r) {
+        eta[r] = von_neumann(hist, hist.size(), cfg_.noise_window, r);
+        const bool use = trust && dependent(eta[r], n_eta);
+        if (!use) acting_on[r] = mean[r];
+        predicted += use;
+      }
+      js << ",\"acting_on\":\""
+         << (predicted == W ? "prediction" : predicted == 0 ? "recent mean"
+                                                            : "prediction where loads persist")
+         << "\",\"von_neumann\":" << list(eta);
     }
   }
   // The loads a plan is judged on: the next gain_steps steps where they are known, else those

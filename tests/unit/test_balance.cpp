@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <numeric>
 #include <random>
 #include <string>
@@ -368,6 +369,32 @@ TEST(BalanceRule, TwoValuedNoiseIsNotChasedInTheWarmUpOrAfter) {
   EXPECT_LE(moves, 2) << "share moves on noise in 10 runs of 60 steps";
 }
 
+TEST(BalanceRule, ASingleNoisyRankAmongQuietOnesIsNotChased) {
+  // Rank 1 at 1.0 or 0.7 at even odds, afresh each step; the other three at 1.0. On the rank's
+  // mean speed (0.85) the even split is the better plan (by about 6 % of the DC's compute, below
+  // the step's hysteresis once sync and reduce are counted), and no run of the rank's says
+  // otherwise for long. The skill gate alone trusted the last-value forecasts whenever a
+  // coin flip's mean score was positive (half the time): two slow steps in a row asked for a
+  // re-split, two fast ones for the way back: 58 re-splits in these 10 runs, 1984 in 400. With
+  // the rank's own loads tested for persistence (von Neumann's ratio) the rule acts on its mean,
+  // and the warm-up's steady shortcuts no longer take the rank repeating itself for a steady
+  // world: 7 here, 429 in 400 runs (at most one in 327 of them; what is left is mostly one move
+  // in the warm-up, where 4 slow steps in a row are a slow device as far as anyone can tell).
+  int resplits = 0, by_mean = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    Sim sim(config("one_noisy" + std::to_string(seed), ""));
+    std::mt19937_64 rng(seed);
+    for (int64_t s = 0; s < 60; ++s) sim.step(s, {1, rng() % 2 ? 1.0 : 0.7, 1, 1}, kOnes);
+    resplits += sim.resplits;
+    EXPECT_EQ(sim.share_moves, 0) << "seed " << seed;
+    for (const std::string& d : sim.details)
+      by_mean += d.find("\"acting_on\":\"prediction where loads persist\"") != std::string::npos ||
+                 d.find("\"acting_on\":\"recent mean\"") != std::string::npos;
+  }
+  EXPECT_LE(resplits, 12) << "re-splits on one noisy rank in 10 runs of 60 steps";
+  EXPECT_GE(by_mean, 10 * 40) << "the noisy rank's mean, not its last value, after the warm-up";
+}
+
 TEST(BalanceRule, AOneStepOutlierMovesNothing) {
   // Rank 1 is four times slower for one step only (a hiccup of its device). In a world where
   // nothing else happens the predictions never beat the mean (the skill gate scores 0), so the
@@ -538,3 +565,4 @@ TEST(Work, ResplitsChangeWorkNotSpeed) {
   EXPECT_DOUBLE_EQ(a.ref_load_ms(), 20);
   EXPECT_DOUBLE_EQ(b.ref_load_ms(), 20);
 }
+
