@@ -11,11 +11,13 @@
 //     predictions asked for are replayed against the plans the mean of the steps before each
 //     asked for. A forecast that chases noise asks for splits the next step undoes and loses to
 //     the mean; unless the predictions' plans do better on average, the rule acts on the recent
-//     mean of the loads instead (which also undoes a change an outlier slipped through). Until
+//     mean of the loads instead (which also undoes a change an outlier slipped through); and
+//     per rank, only where the rank's own loads persist from step to step (von Neumann's ratio
+//     of successive differences), its recent mean otherwise. Until
 //     half a window is scored (warm-up) the rule acts on the mean of the last steps, and a
 //     change must win on each of the last 4 steps' loads, or of the last 3 when every rank's
-//     load is steady across them (2 once the run has had 3 steady steps before them): that is
-//     its confirmation;
+//     load is steady across them and was before (2 at a new level once every step before them
+//     was steady, 3 at least): that is its confirmation;
 //   - a DC is re-split only when that makes its slowest rank faster per sequence by more than
 //     the hysteresis, and its re-split cost has been measured;
 //   - batch shares alone move when they lower T by more than the hysteresis;
