@@ -346,7 +346,9 @@ class Mdp final : public PathSelector {
     js << ",\"joint\":{\"ring_ms_per_pair\":" << before * 1e3 << ",\"ring_ms_joint\":"
        << joint.seconds * 1e3 << ",\"hops_changed\":" << differ << ",\"splittable\":" << splittable.size()
        << ",\"switches\":[" << switches_pairs << "," << switches_joint << "],\"kept\":"
-       << (keep ? "true" : "false") << "}";
+       << (keep ? "true" : "false") << ",\"expected_gbps\":[";
+    for (int i = 0; i < n * n; ++i) js << (i ? "," : "") << b.gbps[i];
+    js << "]}";
   }
 
   // Builds the pair's MDP on the model (P, g, lat per involved link) and solves it.
