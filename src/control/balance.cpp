@@ -131,34 +131,12 @@ std::vector<double> recent_mean(const std::deque<StepRecord>& h, size_t to, int 
   return mean;
 }
 
-// Whether a rank's loads over the last `window` completed steps before h[to] depend on each
-// other from step to step: von Neumann's ratio of successive differences, eta = sum (x_t -
-// x_{t-1})^2 / sum (x_t - mean)^2, is 2 on average for independent loads (variance 4(n - 2) /
-// ((n - 1)(n + 1))) and small for loads that keep a level (a single change of level in 20 steps:
-// about 0.5). A forecast can only tell the next step from the mean where the loads persist: on
-// independent ones (a rank at 1.0 or 0.7 at even odds) a last-value forecast is a coin flip.
-// Dependent: eta below its mean by two standard deviations (about 2 % of independent windows).
-// Loads that do not vary at all count as dependent (a forecast of them is the mean). Returns eta
-// (NaN when fewer than 8 steps are complete, or the loads do not vary).
-double von_neumann(const std::deque<StepRecord>& h, size_t to, int window, int rank) {
+// A rank's loads over the last `window` completed steps before h[to], newest first.
+std::vector<double> rank_loads(const std::deque<StepRecord>& h, size_t to, int window, int rank) {
   std::vector<double> x;
   for (size_t j = to; j-- > 0 && x.size() < static_cast<size_t>(window);)
     if (static_cast<size_t>(rank) < h[j].ranks.size()) x.push_back(h[j].ranks[rank].ref_load_ms());
-  if (x.size() < 8) return std::numeric_limits<double>::quiet_NaN();
-  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size());
-  double diff = 0, dev = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    dev += (x[i] - mean) * (x[i] - mean);
-    if (i) diff += (x[i] - x[i - 1]) * (x[i] - x[i - 1]);
-  }
-  return dev > 1e-12 * mean * mean * static_cast<double>(x.size())
-             ? diff / dev : std::numeric_limits<double>::quiet_NaN();
-}
-
-bool dependent(double eta, size_t n) {
-  if (std::isnan(eta)) return true;
-  const double nn = static_cast<double>(n);
-  return eta < 2 - 2 * std::sqrt(4 * (nn - 2) / ((nn - 1) * (nn + 1)));
+  return x;
 }
 
 // A candidate plan: splits per DC and sequences per DC, the FLOPs each rank then computes per
@@ -211,6 +189,27 @@ double plan_compute_ms(const World& w, const std::vector<double>& loads, const T
 double plan_compute_ms(const World& w, const std::vector<double>& loads, const TunedPlan& p,
                        const std::vector<double>& ref_flops) {
   return compute_ms(w, loads, ref_flops, flops_of(w.cfg->model, w, p.splits), p.seqs);
+}
+
+double von_neumann_ratio(const std::vector<double>& x) {
+  if (x.size() < 8) return std::numeric_limits<double>::quiet_NaN();
+  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size());
+  double diff = 0, dev = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    dev += (x[i] - mean) * (x[i] - mean);
+    if (i) diff += (x[i] - x[i - 1]) * (x[i] - x[i - 1]);
+  }
+  // Loads equal to rounding: no ratio (a forecast of them is their mean).
+  return dev > 1e-12 * mean * mean * static_cast<double>(x.size())
+             ? diff / dev
+             : std::numeric_limits<double>::quiet_NaN();
+}
+
+bool persists(const std::vector<double>& x) {
+  const double eta = von_neumann_ratio(x);
+  if (std::isnan(eta)) return true;
+  const double n = static_cast<double>(x.size());
+  return eta < 2 - 2 * std::sqrt(4 * (n - 2) / ((n - 1) * (n + 1)));
 }
 
 void BalanceRule::score(const ControllerView& v) {
@@ -353,17 +352,17 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
       // either way (a stable world scores 0 — both ask for the plan in force) the mean is the
       // safer of the two, since a spike of the machine lasting `confirm` steps would otherwise
       // re-split a stable world on a last-value forecast.
-      // And per rank, only where its loads persist from step to step (von_neumann above): a
+      // And per rank, only where its loads persist from step to step (persists, balance.hpp): a
       // single noisy rank among quiet ones scores positive half the time on a coin flip, and
       // two slow steps in a row then asked for a re-split, two fast ones for the way back.
       const bool trust = skill > 0;
       const std::vector<double> mean = recent_mean(hist, hist.size(), cfg_.noise_window, W);
-      const size_t n_eta = std::min<size_t>(hist.size(), cfg_.noise_window);
       std::vector<double> eta(W);
       int predicted = 0;
       for (int r = 0; r < W; ++r) {
-        eta[r] = von_neumann(hist, hist.size(), cfg_.noise_window, r);
-        const bool use = trust && dependent(eta[r], n_eta);
+        const std::vector<double> x = rank_loads(hist, hist.size(), cfg_.noise_window, r);
+        eta[r] = von_neumann_ratio(x);
+        const bool use = trust && persists(x);
         if (!use) acting_on[r] = mean[r];
         predicted += use;
       }
