@@ -341,8 +341,14 @@ TraceWriter::TraceWriter(const std::string& path, const RunMeta& meta, const Tra
     t.first_step = c.from_step;
     t.meta_now = meta;
     t.meta_now.resumed_from = c.resumed_from;
-    if (t.last_step + 1 < c.from_step)
-      t.missing = "[" + std::to_string(t.last_step + 1) + ", " + std::to_string(c.from_step - 1) + "]";
+    if (t.last_step + 1 < c.from_step) {
+      // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "[" + string&&.
+      t.missing = "[";
+      t.missing += std::to_string(t.last_step + 1);
+      t.missing += ", ";
+      t.missing += std::to_string(c.from_step - 1);
+      t.missing += "]";
+    }
     t.segments.push_back(segment(c.from_step, t.meta_now, "running", t.missing));
     write_meta(t.meta, t.meta_now);
     h5::set_attr(t.meta, "start_time", first_start);
