@@ -193,6 +193,8 @@ double plan_compute_ms(const World& w, const std::vector<double>& loads, const T
 
 double von_neumann_ratio(const std::vector<double>& x) {
   if (x.size() < 8) return std::numeric_limits<double>::quiet_NaN();
+  for (double v : x)
+    if (!std::isfinite(v)) return std::numeric_limits<double>::quiet_NaN();
   const double mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size());
   double diff = 0, dev = 0;
   for (size_t i = 0; i < x.size(); ++i) {
@@ -206,6 +208,8 @@ double von_neumann_ratio(const std::vector<double>& x) {
 }
 
 bool persists(const std::vector<double>& x) {
+  for (double v : x)
+    if (!std::isfinite(v)) return false;  // nothing to forecast from
   const double eta = von_neumann_ratio(x);
   if (std::isnan(eta)) return true;
   const double n = static_cast<double>(x.size());
@@ -283,9 +287,9 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
   // a step more at a third of the oracle's speed for evidence it already had. Over 2 steps
   // alone (one time in 16) the two-valued noise moved the plan in 1 run of 10 (26 re-splits
   // and 14 share moves in 400 runs against 18 and 8); but kNew = 2 steady steps at a new level
-  // right after kFew steady ones do (both one time in 4096): `duty-b`'s drop at step 3 is
-  // answered from step 5, not 6. (With a single noisy rank among quiet ones steadiness is that
-  // rank repeating itself: see docs/balance.md item 8.)
+  // after a world steady until then (kFew steps at least) do (both one time in 4096): `duty-b`'s
+  // drop at step 3 is answered from step 5, not 6. (With a single noisy rank among quiet ones
+  // steadiness is that rank repeating itself: see docs/balance.md items 8 and 9.)
   constexpr size_t kSteady = 4, kFew = 3, kNew = 2;
   const auto& hist = v.history();
   std::vector<std::vector<double>> steady;  // warm-up: the loads a change must win on, each
@@ -317,11 +321,17 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
         }
         return true;
       };
+      // Every step of [0, to) steady — without the run's first, whose allocations and first
+      // touches are not load (slow on a real device), when at least kFew steps are left.
+      auto seen_steady = [&](size_t to) {
+        return is_steady(steps(to > kFew ? 1 : 0, to));
+      };
       // A new level: the last kNew steps steady, every one before them (at least kFew) steady,
       // and some rank's mean moved between the two by more than the hysteresis.
       auto new_level = [&]() {
         if (hist.size() < kFew + kNew) return false;
-        const Loads before = steps(0, hist.size() - kNew);
+        const size_t to = hist.size() - kNew;
+        const Loads before = steps(to > kFew ? 1 : 0, to);
         const Loads now = last(kNew);
         if (!is_steady(before) || !is_steady(now)) return false;
         const std::vector<double> b = recent_mean(hist, hist.size() - kNew, kFew, W);
@@ -332,11 +342,11 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
       };
       steady = new_level() ? last(kNew) : last(kFew);
       // The shortcuts are for a world seen steady: 3 steady steps only when every step so far
-      // is (in effect, the run's first 3), 2 at a new level only when every step before them
-      // is. A rank that has shown noise may repeat itself by chance (a rank at 1.0 or 0.7 at
-      // even odds among quiet ones, 3 times in a row one time in 4 after its first), and over
-      // the ~10 decisions of the warm-up it did in most runs.
-      if (steady.size() == kFew && !is_steady(steps(0, hist.size())))
+      // is (in effect, the run's first 3, or steps 1-3 after a slow first), 2 at a new level only
+      // when every step before them is. A rank that has shown noise may repeat itself by chance
+      // (a rank at 1.0 or 0.7 at even odds among quiet ones, 3 times in a row one time in 4
+      // after its first), and over the ~10 decisions of the warm-up it did in most runs.
+      if (steady.size() == kFew && !seen_steady(hist.size()))
         steady = last(kSteady);
       if (steady.empty()) {
         js << ",\"decision\":\"keep\",\"why\":\"waiting for " << kSteady

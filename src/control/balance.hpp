@@ -78,12 +78,14 @@ double plan_compute_ms(const World& w, const std::vector<double>& loads, const T
 
 // Von Neumann's ratio of successive differences, eta = Σ (x_t − x_{t−1})² / Σ (x_t − mean)²:
 // 2 on average for independent values (variance 4(n − 2) / ((n − 1)(n + 1)) for n values),
-// small for values that keep a level (one change of level in 20: about 0.5). NaN when fewer
-// than 8 values, or when they do not vary.
+// small for values that keep a level (one change of level in the middle of 20, noise-free: 0.2;
+// at the newest value: 1.05). NaN when fewer than 8 values, some not finite, or when they do
+// not vary.
 double von_neumann_ratio(const std::vector<double>& x);
 // Whether a series' values depend on each other from step to step: eta more than two standard
 // deviations below 2 (about 2% of independent series), or undefined (a series that does not vary
-// is forecast by its mean whatever the forecaster; under 8 values nothing is tested). A forecast
+// is forecast by its mean whatever the forecaster; under 8 values nothing is tested); never
+// when a value is not finite. A forecast
 // can tell the next value from the mean only where values persist: on independent ones (a rank
 // at 1.0 or 0.7 at even odds) a last-value forecast is a coin flip.
 bool persists(const std::vector<double>& x);
