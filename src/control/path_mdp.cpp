@@ -347,7 +347,11 @@ class Mdp final : public PathSelector {
        << joint.seconds * 1e3 << ",\"hops_changed\":" << differ << ",\"splittable\":" << splittable.size()
        << ",\"switches\":[" << switches_pairs << "," << switches_joint << "],\"kept\":"
        << (keep ? "true" : "false") << ",\"expected_gbps\":[";
-    for (int i = 0; i < n * n; ++i) js << (i ? "," : "") << b.gbps[i];
+    for (int i = 0; i < n * n; ++i) {
+      js << (i ? "," : "");
+      if (std::isfinite(b.gbps[i])) js << b.gbps[i];
+      else js << "null";
+    }
     js << "]}";
   }
 

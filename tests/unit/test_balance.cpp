@@ -417,7 +417,7 @@ TEST(BalanceRule, TwoValuedNoiseIsNotChasedInTheWarmUpOrAfter) {
   // The "noisy" scenario of the benchmark: every rank 1.0 or 0.7 at even odds, afresh each step.
   // In the warm-up a rank is slow in all of 4 steps (and its peer fast in all), or every rank
   // repeats itself over 3, by chance only rarely; afterwards the skill gate sees the forecasts
-  // lose. (Over 400 such runs: 9 re-splits and 4 share moves; 20 and 8 before the persistence
+  // lose. (Over 400 such runs: 15 re-splits and 4 share moves; 20 and 8 before the persistence
   // test and the world seen steady, 18 and 8 with the 3 steady steps
   // only, 14 and 4 when the warm-up always waited for 4 steps, 8 and 2 when it also asked a
   // confirmation and a change lasted only if the next decision asked for the same plan.)
@@ -445,8 +445,9 @@ TEST(BalanceRule, ASingleNoisyRankAmongQuietOnesIsNotChased) {
   // re-split, two fast ones for the way back: 58 re-splits in these 10 runs, 1984 in 400. With
   // the rank's own loads tested for persistence (von Neumann's ratio) the rule acts on its mean,
   // and the warm-up's steady shortcuts no longer take the rank repeating itself for a steady
-  // world: 7 here, 429 in 400 runs (at most one in 327 of them; what is left is mostly one move
-  // in the warm-up, where 4 slow steps in a row are a slow device as far as anyone can tell).
+  // world: 9 here, 455 in 400 runs (at most one in 320 of them; about half of what is left is
+  // one move in the warm-up, where 4 slow steps in a row are a slow device as far as anyone can
+  // tell; docs/balance.md item 9).
   int resplits = 0, by_mean = 0, mixed = 0;
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     Sim sim(config("one_noisy" + std::to_string(seed), ""));
