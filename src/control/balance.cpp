@@ -330,10 +330,7 @@ BalanceDecision BalanceRule::decide(const ControllerView& v, const std::vector<d
       // and some rank's mean moved between the two by more than the hysteresis.
       auto new_level = [&]() {
         if (hist.size() < kFew + kNew) return false;
-        const size_t to = hist.size() - kNew;
-        const Loads before = steps(to > kFew ? 1 : 0, to);
-        const Loads now = last(kNew);
-        if (!is_steady(before) || !is_steady(now)) return false;
+        if (!seen_steady(hist.size() - kNew) || !is_steady(last(kNew))) return false;
         const std::vector<double> b = recent_mean(hist, hist.size() - kNew, kFew, W);
         const std::vector<double> n = recent_mean(hist, hist.size(), kNew, W);
         for (int r = 0; r < W; ++r)

@@ -85,9 +85,9 @@ double von_neumann_ratio(const std::vector<double>& x);
 // Whether a series' values depend on each other from step to step: eta more than two standard
 // deviations below 2 (about 2% of independent series), or undefined (a series that does not vary
 // is forecast by its mean whatever the forecaster; under 8 values nothing is tested); never
-// when a value is not finite. A forecast
-// can tell the next value from the mean only where values persist: on independent ones (a rank
-// at 1.0 or 0.7 at even odds) a last-value forecast is a coin flip.
+// when a value is not finite. A forecast can tell the next value from the mean only where
+// values persist: on independent ones (a rank at 1.0 or 0.7 at even odds) a last-value
+// forecast is a coin flip.
 bool persists(const std::vector<double>& x);
 
 // The rule, with its memory of past predictions (how the plans they asked for would have done).
