@@ -198,6 +198,12 @@ struct ControlConfig {
   // as its compute ends, so the controller decides while the step syncs and, with lag 1,
   // answers the step just computed without a round trip's wait (docs/design.md, "One step").
   std::string report = "after-sync";
+  // Whether a record's paths, routes and sync plan take effect one sync early: from the sync of
+  // the step before its own, each rank hearing the reply just before that sync (the round trip
+  // hidden behind the step's compute), while its splits, shares and overlap take effect with the
+  // step as always. The links it routes over are one step fresher. Needs lag >= 2
+  // (docs/paths.md, "A decision in two halves").
+  bool early_paths = false;
   std::vector<ResplitEvent> resplits;  // [[control.resplit]] entries, by step
   std::vector<RerouteEvent> reroutes;  // [[control.reroute]] entries, by step
   std::vector<SwitchEvent> switches;   // [[control.switch]] entries, by step

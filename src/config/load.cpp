@@ -52,7 +52,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"model", {"layers", "d_model", "heads", "d_ff", "seq_len", "vocab", "experts", "init_std"}},
       {"train", {"global_batch", "steps", "lr", "beta1", "beta2", "eps", "weight_decay", "seed",
                  "corpus", "batch_shares", "log_every"}},
-      {"control", {"forecaster", "balancer", "path_selector", "sync_planner", "overlap", "lag", "report", "beliefs",
+      {"control", {"forecaster", "balancer", "path_selector", "sync_planner", "overlap", "lag", "report", "early_paths", "beliefs",
                    "resplit", "reroute", "switch", "forecast", "balance", "paths"}},
       {"control.resplit", {"step", "datacenter", "split"}},
       {"control.reroute", {"step", "from", "to", "via"}},
@@ -1513,6 +1513,12 @@ void read_control(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, bo
            "one of after-sync, after-compute");
   read_int(c, t, "lag", "control.lag", 1, 16, ct.lag,
            "an integer in [1, 16]: steps between a step's reports and the step its decisions apply to");
+  if (read_bool(c, t, "early_paths", "control.early_paths", ct.early_paths) == Got::ok &&
+      ct.early_paths && ct.lag < 2)
+    c.fail(child(t, "early_paths"), "control.early_paths",
+           "needs control.lag >= 2 (the sync before a record's step must hear its reply), lag is " +
+               std::to_string(ct.lag),
+           "false, or control.lag = 2 or more");
   read_resplits(c, t, cfg, dcs_ok, steps_ok);
   read_reroutes(c, t, cfg, dcs_ok, steps_ok);
   read_switches(c, t, cfg, steps_ok);

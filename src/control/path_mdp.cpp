@@ -49,7 +49,8 @@ constexpr double kJointMargin = 0.01;
 
 class Mdp final : public PathSelector {
  public:
-  explicit Mdp(const Config& cfg) : pc_(cfg.control.paths), lag_(cfg.control.lag) {}
+  explicit Mdp(const Config& cfg)
+      : pc_(cfg.control.paths), lag_(cfg.control.lag), sync_lead_(cfg.control.early_paths ? 1 : 0) {}
   std::string name() const override { return "mdp"; }
 
   PathDecision choose(const ControllerView& v) override {
@@ -178,7 +179,7 @@ class Mdp final : public PathSelector {
       // In proportion to the rates expected when the decision takes effect: the smoothed rate of
       // a link left congested a few steps ago still remembers it clear, and a split that sends
       // 40% over a link at a twentieth costs more than the relay it was meant to hedge.
-      const int64_t at = v.effective_step();
+      const int64_t at = v.sync_step();
       const LinkFigure rate = [&](int i, int j) {
         return ls.expected_gbps(i, j, at) / (1 + sharers[i * n + j]);
       };
@@ -263,7 +264,7 @@ class Mdp final : public PathSelector {
     const LinkStates& ls = v.links();
     const World& w = v.world();
     const int n = w.num_dcs;
-    const int64_t at = v.effective_step();
+    const int64_t at = v.sync_step();
     LinkBeliefs b{n, std::vector<double>(static_cast<size_t>(n) * n, 0.0),
                   std::vector<double>(static_cast<size_t>(n) * n, 0.0), "expected"};
     for (int a = 0; a < n; ++a)
@@ -391,11 +392,12 @@ class Mdp final : public PathSelector {
         time[A - 1][x] = std::max(tr.messages * l[0] + share0 * tr.bytes * 8 / (cap[0] * 1e6),
                                   tr.messages * l[1] + (1 - share0) * tr.bytes * 8 / (cap[1] * 1e6));
     }
-    // The decision takes effect `lag` steps on: its expected time then, from the state now.
+    // The decision's paths take effect `lag` steps on (lag − 1 with control.early_paths): its
+    // expected time then, from the state now.
     std::vector<std::vector<double>> c(A);
     for (int a = 0; a < A; ++a) {
       c[a] = time[a];
-      for (int k = 0; k < lag_; ++k) c[a] = contract_product_chains(c[a], P, K);
+      for (int k = 0; k < lag_ - sync_lead_; ++k) c[a] = contract_product_chains(c[a], P, K);
     }
     const int S = X * A;  // state (x, action in force)
     std::vector<double> cost(static_cast<size_t>(S) * A);
@@ -424,6 +426,7 @@ class Mdp final : public PathSelector {
 
   PathsConfig pc_;
   int lag_;
+  int sync_lead_;  // 1: the paths take effect one sync before the record's step (early_paths)
   std::map<int, Pair> pairs_;
 };
 

@@ -3,7 +3,7 @@
 // a split of the bytes over any two of them that share no link, the one whose predicted time
 // (path_cost.hpp) on the links' TRUE capacity and latency at the time the decision takes effect
 // is least — that time estimated as now + control.lag × the mean wall time of the last completed
-// steps. A split's share is the one that lets both parts arrive together (a split is in `mdp`'s
+// steps (control.lag − 1 with control.early_paths: the paths take effect one sync early). A split's share is the one that lets both parts arrive together (a split is in `mdp`'s
 // actions too; without it the bound chose one path per pair, and `mdp`'s splits beat it by 28%
 // on a clear triangle). Pairs the sync plan sends nothing on are ranked for one gradient-sized
 // message.
@@ -39,7 +39,8 @@ bool shares_a_link(const std::vector<int>& p, const std::vector<int>& q) {
 
 class Oracle final : public PathSelector {
  public:
-  Oracle(const Config& cfg, bool at_effect) : lag_(cfg.control.lag), at_effect_(at_effect) {}
+  Oracle(const Config& cfg, bool at_effect)
+      : lag_(cfg.control.lag - (cfg.control.early_paths ? 1 : 0)), at_effect_(at_effect) {}
   std::string name() const override { return at_effect_ ? "oracle" : "oracle-now"; }
   PathDecision choose(const ControllerView& v) override {
     const World& w = v.world();
@@ -148,7 +149,7 @@ class Oracle final : public PathSelector {
   }
 
  private:
-  int lag_;
+  int lag_;  // steps from the decision to the sync its paths first run (lag − 1 with early_paths)
   bool at_effect_;
 };
 }  // namespace

@@ -25,7 +25,7 @@ class Scheduled final : public PathSelector {
     js << "{\"events\":[";
     bool first = true;
     for (const auto& ev : cfg_.control.reroutes) {  // sorted by step: the latest wins
-      if (ev.step > v.effective_step()) break;
+      if (ev.step > v.sync_step()) break;
       const int a = w.dc_index(ev.from), b = w.dc_index(ev.to);
       std::vector<int> path{a};
       for (const auto& x : ev.via) path.push_back(w.dc_index(x));

@@ -11,7 +11,7 @@ class Scheduled final : public SyncPlanner {
   std::string name() const override { return "scheduled"; }
   SyncDecision plan(const ControllerView& v, const PathDecision& chosen) override {
     std::string who;
-    SyncDecision d = sw_.at(v.effective_step(), who).plan(v, chosen);
+    SyncDecision d = sw_.at(v.sync_step(), who).plan(v, chosen);
     d.detail = "{\"policy\":\"" + who + "\",\"detail\":" + d.detail + "}";
     return d;
   }

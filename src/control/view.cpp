@@ -57,6 +57,7 @@ ControllerView::ControllerView(World world, std::shared_ptr<const Scenario> scen
     : world_(std::move(world)), clairvoyant_(std::move(scenario)), plan_(std::move(initial)),
       in_force_{plan_} {
   effective_ = plan_.effective;
+  sync_lead_ = world_.cfg && world_.cfg->control.early_paths ? 1 : 0;
   const PathsConfig pc = world_.cfg ? world_.cfg->control.paths : PathsConfig{};
   // The estimates are in run units, as measured: the configured priors scaled like the links
   // the shaper enforces (capacity / time_scale, latency × time_scale).
@@ -76,8 +77,9 @@ void ControllerView::observe_links(const StepRecord& r) {
   // The sync a record measures: its own step's, or, when the step's sync overlapped the next
   // step's compute (pipelined) or its report went before its sync (after-compute), the one that
   // ran since the previous report — the previous step's, under the decision in force then
-  // (run_step.cpp takes the counters after it).
-  const int64_t synced = r.overlapped || r.early ? r.step - 1 : r.step;
+  // (run_step.cpp takes the counters after it). With control.early_paths that sync ran on the
+  // paths of the record of the step after it.
+  const int64_t synced = (r.overlapped || r.early ? r.step - 1 : r.step) + sync_lead_;
   while (in_force_.size() > 1 && in_force_[1].effective <= synced) in_force_.pop_front();
   if (!in_force_.empty() && in_force_.front().effective <= synced) {
     const Carriage carried(world_.num_dcs, flow_paths(in_force_.front(), world_));

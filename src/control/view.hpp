@@ -6,6 +6,7 @@
 //   plan()         the decision record in force;
 //   links()        what the controller believes of each link, learned from the measurements;
 //   effective_step() / run_time_s()  when a decision made now takes effect, and the clock;
+//   sync_step()    the step whose sync first runs on it (one earlier with control.early_paths);
 //   clairvoyant()  ORACLES ONLY: what the scenario will do (future loads and link capacities).
 //                  A real policy must never call it; oracle policies are labelled as upper
 //                  bounds wherever their results appear.
@@ -127,6 +128,12 @@ class ControllerView {
   const StepRecord* last() const { return history_.empty() ? nullptr : &history_.back(); }
   const Plan& plan() const { return plan_; }
   int64_t effective_step() const { return effective_; }
+  // The step whose sync first runs on the record decided now: effective_step(), or the step
+  // before it with control.early_paths (the record's paths, routes and sync plan take effect one
+  // sync early). What path selectors and sync planners plan for.
+  int64_t sync_step() const { return effective_ - sync_lead_; }
+  // How many steps before the record's own its sync half takes effect (0 or 1).
+  int sync_lead() const { return sync_lead_; }
   double run_time_s() const { return now_s_; }
   const Clairvoyant& clairvoyant() const { return clairvoyant_; }
   // What the controller believes of each link, learned from the history's wire measurements
@@ -155,6 +162,7 @@ class ControllerView {
   // which flows crossed which links in a step (LinkStates::observe, Carriage).
   std::deque<Plan> in_force_;
   int64_t effective_ = 0;
+  int sync_lead_ = 0;
   double now_s_ = 0;
 };
 

@@ -88,13 +88,17 @@ class Run {
   void sample(Work& w);
   void compute(Work& w);
   void emulate(Work& w);
-  void sync_and_update(Work& w);  // now, or started on the sync thread (pipelined)
-  void launch_sync(const Work& w);
+  // The record step s's sync runs on: the one in force, or with control.early_paths the sync
+  // half (paths, routes, sync plan) of step s + 1's record, whose reply is heard here.
+  std::shared_ptr<const Plan> hear_before_sync(int64_t s, Work& w);
+  void sync_and_update(Work& w, const std::shared_ptr<const Plan>& plan);  // now, or on the sync thread
+  void launch_sync(const Work& w, const std::shared_ptr<const Plan>& plan);
   void complete_in_flight();      // join the sync thread and update its expert
   void update(int expert, int64_t step, double sync_ms, double wait_ms, bool overlapped);
   void post_report(const Work* w);
   Reply collect(int64_t seq, double& blocked_ms, double& rtt_ms);  // one reply, in order
   void apply(const Plan& next);
+  void check_record(const Plan& next) const;  // its paths and routes exist; fatal otherwise
   SyncInput sync_input(double weight, const Plan& plan) const;
   SyncStrategy& strategy(const std::string& name);
 
@@ -139,6 +143,8 @@ class Run {
   std::vector<int32_t> tokens_, targets_;
   int lag_ = 1;                                          // control.lag
   bool report_early_ = false;                            // control.report = after-compute
+  bool early_paths_ = false;                             // control.early_paths
+  int32_t early_stop_ = kRunOn;                          // a stop heard before a sync (early_paths)
   int64_t posted_ = 0, heard_ = 0;                       // control rounds posted / collected
   double control_wait_ms_ = 0, control_rtt_ms_ = 0;      // for the next report
   double reshard_ms_ = 0;                                // re-splits not yet reported

@@ -102,6 +102,7 @@ Run::Run(const Config& cfg, MPI_Comm comm, const TrainOptions& opt)
   thread_multiple_ = level >= MPI_THREAD_MULTIPLE;
   lag_ = cfg.control.lag;
   report_early_ = cfg.control.report == "after-compute";
+  early_paths_ = cfg.control.early_paths;
   std::string first_records;
   if (root_) {
     Plan start;

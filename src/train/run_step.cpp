@@ -49,8 +49,10 @@ bool Run::step(int64_t s) {
     beat(s, Watchdog::Phase::report);
     post_report(&w);
   }
+  beat(s, Watchdog::Phase::controller);
+  const std::shared_ptr<const Plan> sync_plan = hear_before_sync(s, w);
   beat(s, Watchdog::Phase::sync);
-  sync_and_update(w);
+  sync_and_update(w, sync_plan);
   if (!w.early) {
     next_step_ = s + 1;
     beat(s, Watchdog::Phase::report);
@@ -66,9 +68,12 @@ bool Run::step(int64_t s) {
 // ---- the controller's answer to step s − lag, and the record that applies from step s ----
 bool Run::hear_controller(int64_t s, Work& w) {
   if (s - lag_ >= start_) {
-    const Reply r = collect(s - lag_ - start_, w.control_wait_ms, w.control_rtt_ms);
-    if (r.stop) {  // every rank heard the same reply: all stop before step s, for one reason
-      stop_ = r.stop;
+    // With control.early_paths the reply was heard before the previous step's sync.
+    const int32_t stop = heard_ == s - lag_ - start_
+                             ? collect(s - lag_ - start_, w.control_wait_ms, w.control_rtt_ms).stop
+                             : early_stop_;
+    if (stop) {  // every rank heard the same reply: all stop before step s, for one reason
+      stop_ = stop;
       return false;
     }
   }
@@ -92,6 +97,26 @@ Reply Run::collect(int64_t seq, double& blocked_ms, double& rtt_ms) {
     pending_[p.effective] = std::move(p);
   }
   return r;
+}
+
+// ---- control.early_paths: the reply step s + 1 would hear at its start, heard before step s's
+// sync instead; its record's sync half runs this sync. The round trip hides behind this step's
+// compute, and the paths are chosen on links one step fresher than the record's lag. A stop it
+// carries still stops the run before step s + 1, where every rank would have heard it. ----
+std::shared_ptr<const Plan> Run::hear_before_sync(int64_t s, Work& w) {
+  if (!early_paths_) return plan_;
+  const int64_t next = s + 1;
+  if (next - lag_ >= start_ && next < cfg_.train.steps)
+    early_stop_ = collect(next - lag_ - start_, w.control_wait_ms, w.control_rtt_ms).stop;
+  const auto it = pending_.find(next);
+  if (it == pending_.end()) return plan_;
+  const Plan& rec = it->second;
+  check_record(rec);
+  auto p = std::make_shared<Plan>(*plan_);
+  p->paths = rec.paths;
+  p->routes = rec.routes;
+  p->sync = rec.sync;
+  return p;
 }
 
 // ---- sample: this DC's slice of the global batch (a pure function of seed and step) ----
@@ -155,29 +180,29 @@ SyncStrategy& Run::strategy(const std::string& name) {
 }
 
 // ---- sync + update: now, or on the sync thread (pipelined) ----
-void Run::sync_and_update(Work& w) {
+void Run::sync_and_update(Work& w, const std::shared_ptr<const Plan>& plan) {
   // Only one sync is ever in flight: the previous step's, which finishes before this one goes.
   if (in_flight_.active()) complete_in_flight();
   const double weight = static_cast<double>(w.batch) / cfg_.train.global_batch;
   if (plan_->overlap == Overlap::pipelined && topo_.world_size > 1) {
-    launch_sync(w);
+    launch_sync(w, plan);
     return;
   }
   const double t0 = now_ms();
   // A world of one rank holds the global gradient already (weight 1): no strategy has anything
   // to do, and skipping it keeps a single-GPU run free of the host round trip.
   if (topo_.world_size > 1) {
-    const SyncInput in = sync_input(weight, *plan_);
-    strategy(plan_->sync.strategy).sync(*experts_[w.expert], channels_[w.expert], in, *transport_);
+    const SyncInput in = sync_input(weight, *plan);
+    strategy(plan->sync.strategy).sync(*experts_[w.expert], channels_[w.expert], in, *transport_);
   }
   update(w.expert, w.step, now_ms() - t0, 0.0, false);
   // Posted before its sync, the step's report could not say how long its iteration took.
   if (w.early) done_.back().iteration_ms = now_ms() - w.t_begin_ms;
 }
 
-void Run::launch_sync(const Work& w) {
+void Run::launch_sync(const Work& w, const std::shared_ptr<const Plan>& sync_plan) {
   const double weight = static_cast<double>(w.batch) / cfg_.train.global_batch;
-  std::shared_ptr<const Plan> plan = plan_;  // the sync runs under the record it started with
+  std::shared_ptr<const Plan> plan = sync_plan;  // the sync runs under the record it started with
   SyncStrategy* strat = &strategy(plan->sync.strategy);
   ParamSet<float>* ps = experts_[w.expert].get();
   SyncChannel* ch = &channels_[w.expert];
@@ -235,8 +260,7 @@ void Run::post_report(const Work* w) {
 }
 
 // ---- apply: a decision record, from the step about to begin ----
-void Run::apply(const Plan& next) {
-  const Plan& cur = *plan_;
+void Run::check_record(const Plan& next) const {
   try {  // the controller checked its proposal's shape; these check its content first
     transport_->check_paths(next.paths);
     if (next.sync.strategy == "owners") {
@@ -251,6 +275,11 @@ void Run::apply(const Plan& next) {
     STRAIT_FATAL(std::string("the decision record for step ") + std::to_string(next.effective) +
                  " is unusable: " + e.what());
   }
+}
+
+void Run::apply(const Plan& next) {
+  const Plan& cur = *plan_;
+  check_record(next);
   if (next.splits[topo_.dc] != cur.splits[topo_.dc]) {
     // A re-split moves every expert's parameters and Adam state: no sync may be in flight.
     if (in_flight_.active()) complete_in_flight();

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 #include <string>
 #include <unistd.h>
 
@@ -322,8 +323,11 @@ TEST(Equivalence, TwoExperts) {
 // pipelined → sequential → pipelined, a re-split while a sync is in flight) — and the losses
 // still follow the single-rank run. The trace shows each decision record and which steps'
 // syncs ran overlapped.
+// With control.early_paths (`early_paths`) a record's paths and sync plan take effect from the
+// sync of the step before its own: the scripted reroutes and planner switches come in the records
+// of the step after theirs, and the syncs run over the same links at the same steps.
 static void scripted_decisions_mid_run(const std::string& name, const std::string& control,
-                                       bool early = false) {
+                                       bool early = false, bool early_paths = false) {
   Config cfg = load(name,
                     base_toml(24, 2) +
                         "[[datacenter]]\nname = \"a\"\nranks = 1\n"
@@ -362,16 +366,18 @@ static void scripted_decisions_mid_run(const std::string& name, const std::strin
     if (r.slot == "plan") plans[r.effective_step] = r.detail;
   std::vector<int64_t> effective;
   for (const auto& [k, v] : plans) effective.push_back(k);
-  EXPECT_EQ(effective, (std::vector<int64_t>{0, 4, 6, 8, 9, 11, 14, 16, 17, 18}));
+  const int64_t e = early_paths ? 1 : 0;  // the sync half's records: one step later
+  EXPECT_EQ(effective, early_paths ? (std::vector<int64_t>{0, 5, 6, 9, 10, 11, 14, 17, 18})
+                                   : (std::vector<int64_t>{0, 4, 6, 8, 9, 11, 14, 16, 17, 18}));
   auto has = [&](int64_t step, const std::string& text) {
     return plans.count(step) && plans[step].find(text) != std::string::npos;
   };
-  EXPECT_TRUE(has(4, "[0,2,1]")) << plans[4];                      // a -> b relayed by c
-  EXPECT_TRUE(has(8, "\"strategy\":\"owners\"")) << plans[8];      // the star
-  EXPECT_TRUE(has(8, "\"overlap\":\"pipelined\"")) << plans[8];
+  EXPECT_TRUE(has(4 + e, "[0,2,1]")) << plans[4 + e];                  // a -> b relayed by c
+  EXPECT_TRUE(has(8 + e, "\"strategy\":\"owners\"")) << plans[8 + e];  // the star
+  EXPECT_TRUE(has(8 + e, "\"overlap\":\"pipelined\"")) << plans[8 + e];
   EXPECT_TRUE(has(11, "[0.8333333333,0.1666666667]")) << plans[11];
-  EXPECT_TRUE(has(16, "\"strategy\":\"hierarchical\"")) << plans[16];
-  EXPECT_FALSE(has(17, "[0,2,1]")) << plans[17];
+  EXPECT_TRUE(has(16 + e, "\"strategy\":\"hierarchical\"")) << plans[16 + e];
+  EXPECT_FALSE(has(17 + e, "[0,2,1]")) << plans[17 + e];
   if (!early) return;
   // Reported after the compute, every decision has heard the step it was made at — the compute
   // half of a sequential step; a pipelined step posts after its sync has started and is heard
@@ -396,6 +402,31 @@ TEST(Equivalence, ScriptedDecisionsInEverySlotMidRun) { scripted_decisions_mid_r
 // their sync, pipelined ones after theirs has started, across every switch between the two.
 TEST(Equivalence, ScriptedDecisionsWithReportsAfterCompute) {
   scripted_decisions_mid_run("scripted_early", "lag = 1\nreport = \"after-compute\"\n", true);
+}
+
+// control.early_paths: each record's sync half runs one sync before its step, and the
+// scripted reroutes (made for the sync of their step) land where they land without it: the
+// sequential steps' syncs (0–5) carry the same payload over every link in both runs, and the
+// reroute at step 4 moves bytes (step 3's and step 4's differ).
+TEST(Equivalence, ScriptedDecisionsWithEarlyPaths) {
+  scripted_decisions_mid_run("scripted_ref", "");
+  scripted_decisions_mid_run("scripted_paths", "early_paths = true\n", false, true);
+  if (world_rank() != 0) return;
+  auto sync_bytes = [](const std::string& path) {
+    std::map<std::tuple<int64_t, int, int>, double> m;  // (step, src, dst) → payload
+    for (const LinkRow& l : read_trace(path).links)
+      if (l.step < 6) m[{l.step, l.src, l.dst}] = l.bytes - l.control_bytes;
+    return m;
+  };
+  const auto ref = sync_bytes(tmpdir() + "/scripted_ref.h5");
+  const auto got = sync_bytes(tmpdir() + "/scripted_paths.h5");
+  ASSERT_EQ(ref.size(), 6u * 6u);  // 6 steps × 6 directed links
+  EXPECT_EQ(got, ref);
+  int moved = 0;
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b)
+      if (a != b) moved += got.at({3, a, b}) != got.at({4, a, b});
+  EXPECT_GT(moved, 0);
 }
 
 // The star from the first step, on three DCs of uneven ranks and shares.
