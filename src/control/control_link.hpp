@@ -55,7 +55,8 @@ struct RankReport {
   double loss = 0;                    // mean loss of this rank's DC batch
   double split = 0;                   // this rank's split fraction
   double ready_ms = 0;                // done with the step's local work: MPI_Wtime + offset, on rank 0's clock (ms)
-  double control_wait_ms = 0;         // the step loop blocked for the controller's reply before this step
+  double control_wait_ms = 0;         // the step loop blocked for the controller's reply in this step
+                                      // (before it; with control.early_paths, before its sync)
   double control_rtt_ms = 0;          // post → reply of the latest round that completed before this step
   double iteration_ms = 0;            // this rank's time from the step's start to its post
                                       // (posted before the sync: the step's whole time comes

@@ -599,18 +599,18 @@ const auto* const kRemoveTmpdir = ::testing::AddGlobalTestEnvironment(new Remove
 
 // With overlapped syncs, a checkpoint (every 4 steps, each landing a sync in flight first) and a
 // resume from it change nothing: the same losses and parameters, bit for bit.
-TEST(Reproducibility, PipelinedCheckpointAndResumeBitForBit) {
-  const std::string pgcs = "[control]\noverlap = \"pgcs\"\n";
-  Config twenty = load("pgcs20", base_toml(20, 2) + kEven2x2 + pgcs);
-  Config ten = load("pgcs10", base_toml(10, 2) + kEven2x2 + pgcs + "[checkpoint]\nevery = 4\n");
+static void pipelined_checkpoint_and_resume(const std::string& name, const std::string& control) {
+  const std::string pgcs = "[control]\noverlap = \"pgcs\"\n" + control;
+  Config twenty = load(name + "20", base_toml(20, 2) + kEven2x2 + pgcs);
+  Config ten = load(name + "10", base_toml(10, 2) + kEven2x2 + pgcs + "[checkpoint]\nevery = 4\n");
   const auto full = run_on_prefix(twenty);
   TrainOptions o1;
-  o1.checkpoint_path = tmpdir() + "/pgcs10.ckpt.h5";
+  o1.checkpoint_path = tmpdir() + "/" + name + "10.ckpt.h5";
   o1.force = true;
   const auto first = run_on_prefix(ten, o1);
   TrainOptions o2;
   o2.resume = o1.checkpoint_path;
-  o2.checkpoint_path = tmpdir() + "/pgcs_out.ckpt.h5";
+  o2.checkpoint_path = tmpdir() + "/" + name + "_out.ckpt.h5";
   o2.force = true;
   const auto second = run_on_prefix(twenty, o2);
   if (world_rank() == 0) {
@@ -620,6 +620,16 @@ TEST(Reproducibility, PipelinedCheckpointAndResumeBitForBit) {
     for (int i = 0; i < 10; ++i) EXPECT_EQ(second.losses[i], full.losses[10 + i]) << 10 + i;
     EXPECT_EQ(second.final_params, full.final_params);
   }
+}
+
+TEST(Reproducibility, PipelinedCheckpointAndResumeBitForBit) {
+  pipelined_checkpoint_and_resume("pgcs", "");
+}
+
+// The same with control.early_paths: replies heard before the syncs, the last one after the
+// run's last step, and a resume whose first sync runs on a record decided at start-up.
+TEST(Reproducibility, PipelinedCheckpointAndResumeWithEarlyPathsBitForBit) {
+  pipelined_checkpoint_and_resume("pgcs_early", "early_paths = true\n");
 }
 
 TEST(Reproducibility, ResumeContinuesTheTrajectoryBitForBit) {
