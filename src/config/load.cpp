@@ -956,6 +956,19 @@ Got read_event_step(Checker& c, const toml::table* e, const std::string& p, cons
                   rule);
 }
 
+// With control.early_paths a record's sync half runs one sync before its step, and no record is
+// made past the run: a sync-half event at the last step would never land.
+void refuse_last_sync(Checker& c, const toml::table* e, const std::string& p, const Config& cfg,
+                      bool steps_ok, Got step_got, int step) {
+  if (step_got != Got::ok || !steps_ok || !cfg.control.early_paths || step != cfg.train.steps - 1)
+    return;
+  c.fail(child(e, "step"), p + ".step",
+         "with control.early_paths nothing lands at the last step's sync (step " +
+             std::to_string(step) + "): it would need the record of step " +
+             std::to_string(cfg.train.steps) + ", past the run",
+         "a step in [1, " + std::to_string(cfg.train.steps - 2) + "], or control.early_paths = false");
+}
+
 int dc_index(const Config& cfg, const std::string& name) {
   for (size_t k = 0; k < cfg.datacenters.size(); ++k)
     if (cfg.datacenters[k].name == name) return static_cast<int>(k);
@@ -1021,6 +1034,7 @@ void read_reroutes(Checker& c, const toml::table* t, Config& cfg, bool dcs_ok, b
     require(c, e, "from", p + ".from", known);
     require(c, e, "to", p + ".to", known);
     const Got step_got = read_event_step(c, e, p, cfg, steps_ok, ev.step);
+    refuse_last_sync(c, e, p, cfg, steps_ok, step_got, ev.step);
     const bool from_ok = read_string(c, e, "from", p + ".from", ev.from, known) == Got::ok;
     const bool to_ok = read_string(c, e, "to", p + ".to", ev.to, known) == Got::ok;
     const std::string via_rule = "an array of datacenter names to relay through, in order "
@@ -1119,6 +1133,7 @@ void read_switches(Checker& c, const toml::table* t, Config& cfg, bool steps_ok)
       c.fail(child(e, "slot"), p + ".slot", "unknown slot " + quote(ev.slot), slot_rule);
       continue;
     }
+    if (ev.slot == "sync_planner") refuse_last_sync(c, e, p, cfg, steps_ok, step_got, ev.step);
     if (*slot_policy != "scheduled") {
       c.fail(child(e, "slot"), p + ".slot",
              "control." + ev.slot + " is " + quote(*slot_policy) + ", not \"scheduled\"",

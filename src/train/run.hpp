@@ -146,7 +146,7 @@ class Run {
   bool early_paths_ = false;                             // control.early_paths
   int32_t early_stop_ = kRunOn;                          // a stop heard before a sync (early_paths)
   int64_t posted_ = 0, heard_ = 0;                       // control rounds posted / collected
-  double control_wait_ms_ = 0, control_rtt_ms_ = 0;      // for the next report
+  double control_wait_ms_ = 0, control_rtt_ms_ = 0;      // for the next report (a wait after an early post)
   double reshard_ms_ = 0;                                // re-splits not yet reported
   Faults faults_;                                        // STRAIT_FAULT (tests)
   bool nonfinite_ = false;                               // this rank saw a non-finite loss

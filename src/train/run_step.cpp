@@ -106,8 +106,17 @@ Reply Run::collect(int64_t seq, double& blocked_ms, double& rtt_ms) {
 std::shared_ptr<const Plan> Run::hear_before_sync(int64_t s, Work& w) {
   if (!early_paths_) return plan_;
   const int64_t next = s + 1;
-  if (next - lag_ >= start_ && next < cfg_.train.steps)
-    early_stop_ = collect(next - lag_ - start_, w.control_wait_ms, w.control_rtt_ms).stop;
+  if (next - lag_ >= start_ && next < cfg_.train.steps) {
+    double blocked = 0, rtt = 0;
+    early_stop_ = collect(next - lag_ - start_, blocked, rtt).stop;
+    if (w.early) {  // this step's report went before its sync: the next one carries the wait
+      control_wait_ms_ += blocked;
+      control_rtt_ms_ = rtt;
+    } else {
+      w.control_wait_ms += blocked;
+      w.control_rtt_ms = rtt;
+    }
+  }
   const auto it = pending_.find(next);
   if (it == pending_.end()) return plan_;
   const Plan& rec = it->second;
@@ -244,7 +253,10 @@ void Run::post_report(const Work* w) {
     me.early = w->early ? 1 : 0;
     me.compute_ms = w->compute_ms, me.emulated_ms = w->emulated_ms, me.loss = w->loss;
     me.speed = w->speed, me.reduce_ms = w->reduce_ms;
-    me.control_wait_ms = w->control_wait_ms, me.control_rtt_ms = w->control_rtt_ms;
+    // A wait heard after an early post (control.early_paths) comes with the next report.
+    me.control_wait_ms = w->control_wait_ms + control_wait_ms_;
+    me.control_rtt_ms = std::max(w->control_rtt_ms, control_rtt_ms_);
+    control_wait_ms_ = control_rtt_ms_ = 0;
     me.iteration_ms = now_ms() - w->t_begin_ms;
   }
   me.split = plan_->splits[topo_.dc][topo_.local_rank];

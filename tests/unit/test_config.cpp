@@ -482,6 +482,12 @@ std::vector<BadCase> bad_cases() {
        "below train.steps", "control.reroute.0.step", "step = 0"},
       {"reroute_step_too_late", rr + with("step = 5", "step = 20", east_west), {},
        "an integer in [1, 19] (below train.steps = 20)", "control.reroute.0.step", "step = 20"},
+      // With control.early_paths a reroute at the last step would need a record past the run.
+      {"reroute_last_step_with_early_paths",
+       with_policies("path_selector = \"scheduled\"\nearly_paths = true\n", three_dcs()) +
+           with("step = 5", "step = 19", east_west),
+       {}, "nothing lands at the last step's sync (step 19)", "control.reroute.0.step",
+       "step = 19"},
       {"reroute_missing_to", rr + "\n[[control.reroute]]\nstep = 5\nfrom = \"east\"\n", {},
        "missing", "control.reroute.0.to", "[[control.reroute]]"},
       {"reroute_unknown_datacenter", rr + with("to = \"west\"", "to = \"north\"", east_west), {},
