@@ -204,6 +204,9 @@ struct ControlConfig {
   // step as always. The links it routes over are one step fresher. Needs lag >= 2
   // (docs/paths.md, "A decision in two halves").
   bool early_paths = false;
+  // Steps between a decision and the first sync that runs on its paths: lag, or lag − 1 with
+  // early_paths. The one place that says so (ControllerView::sync_step, mdp, the path oracle).
+  int sync_ahead() const { return early_paths ? lag - 1 : lag; }
   std::vector<ResplitEvent> resplits;  // [[control.resplit]] entries, by step
   std::vector<RerouteEvent> reroutes;  // [[control.reroute]] entries, by step
   std::vector<SwitchEvent> switches;   // [[control.switch]] entries, by step

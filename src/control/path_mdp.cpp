@@ -50,7 +50,7 @@ constexpr double kJointMargin = 0.01;
 class Mdp final : public PathSelector {
  public:
   explicit Mdp(const Config& cfg)
-      : pc_(cfg.control.paths), lag_(cfg.control.lag), sync_lead_(cfg.control.early_paths ? 1 : 0) {}
+      : pc_(cfg.control.paths), ahead_(cfg.control.sync_ahead()) {}
   std::string name() const override { return "mdp"; }
 
   PathDecision choose(const ControllerView& v) override {
@@ -392,12 +392,12 @@ class Mdp final : public PathSelector {
         time[A - 1][x] = std::max(tr.messages * l[0] + share0 * tr.bytes * 8 / (cap[0] * 1e6),
                                   tr.messages * l[1] + (1 - share0) * tr.bytes * 8 / (cap[1] * 1e6));
     }
-    // The decision's paths take effect `lag` steps on (lag − 1 with control.early_paths): its
-    // expected time then, from the state now.
+    // The decision's paths take effect `ahead_` steps on: its expected time then, from the state
+    // now.
     std::vector<std::vector<double>> c(A);
     for (int a = 0; a < A; ++a) {
       c[a] = time[a];
-      for (int k = 0; k < lag_ - sync_lead_; ++k) c[a] = contract_product_chains(c[a], P, K);
+      for (int k = 0; k < ahead_; ++k) c[a] = contract_product_chains(c[a], P, K);
     }
     const int S = X * A;  // state (x, action in force)
     std::vector<double> cost(static_cast<size_t>(S) * A);
@@ -425,8 +425,7 @@ class Mdp final : public PathSelector {
   }
 
   PathsConfig pc_;
-  int lag_;
-  int sync_lead_;  // 1: the paths take effect one sync before the record's step (early_paths)
+  int ahead_;  // steps from a decision to the first sync on its paths (ControlConfig::sync_ahead)
   std::map<int, Pair> pairs_;
 };
 

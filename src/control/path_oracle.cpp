@@ -3,8 +3,9 @@
 // a split of the bytes over any two of them that share no link, the one whose predicted time
 // (path_cost.hpp) on the links' TRUE capacity and latency at the time the decision takes effect
 // is least — that time estimated as now + control.lag × the mean wall time of the last completed
-// steps (control.lag − 1 with control.early_paths: the paths take effect one sync early). A split's share is the one that lets both parts arrive together (a split is in `mdp`'s
-// actions too; without it the bound chose one path per pair, and `mdp`'s splits beat it by 28%
+// steps (control.lag − 1 with control.early_paths: the paths take effect one sync early). A
+// split's share is the one that lets both parts arrive together (a split is in `mdp`'s actions
+// too; without it the bound chose one path per pair, and `mdp`'s splits beat it by 28%
 // on a clear triangle). Pairs the sync plan sends nothing on are ranked for one gradient-sized
 // message.
 // Under the hierarchical ring the pairs' choices interact: a ring position starts its next step
@@ -40,7 +41,7 @@ bool shares_a_link(const std::vector<int>& p, const std::vector<int>& q) {
 class Oracle final : public PathSelector {
  public:
   Oracle(const Config& cfg, bool at_effect)
-      : lag_(cfg.control.lag - (cfg.control.early_paths ? 1 : 0)), at_effect_(at_effect) {}
+      : ahead_(cfg.control.sync_ahead()), at_effect_(at_effect) {}
   std::string name() const override { return at_effect_ ? "oracle" : "oracle-now"; }
   PathDecision choose(const ControllerView& v) override {
     const World& w = v.world();
@@ -52,7 +53,7 @@ class Oracle final : public PathSelector {
     for (size_t i = h.size(); i-- > 0 && walls.size() < 5;)
       if (h[i].synced) walls.push_back(h[i].wall_ms / 1e3);
     for (double x : walls) step_s += x / walls.size();
-    const double at = v.run_time_s() + (at_effect_ ? lag_ * step_s : 0.0);
+    const double at = v.run_time_s() + (at_effect_ ? ahead_ * step_s : 0.0);
     const auto& truth = v.clairvoyant();
     const LinkFigure gbps = [&](int a, int b) { return truth.link(a, b, at).gbps / w.time_scale; };
     const LinkFigure lat = [&](int a, int b) { return truth.link(a, b, at).latency_ms * w.time_scale; };
@@ -149,7 +150,7 @@ class Oracle final : public PathSelector {
   }
 
  private:
-  int lag_;  // steps from the decision to the sync its paths first run (lag − 1 with early_paths)
+  int ahead_;  // steps from the decision to the first sync on its paths (ControlConfig::sync_ahead)
   bool at_effect_;
 };
 }  // namespace

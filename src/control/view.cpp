@@ -57,7 +57,7 @@ ControllerView::ControllerView(World world, std::shared_ptr<const Scenario> scen
     : world_(std::move(world)), clairvoyant_(std::move(scenario)), plan_(std::move(initial)),
       in_force_{plan_} {
   effective_ = plan_.effective;
-  sync_lead_ = world_.cfg && world_.cfg->control.early_paths ? 1 : 0;
+  sync_lead_ = world_.cfg ? world_.cfg->control.lag - world_.cfg->control.sync_ahead() : 0;
   const PathsConfig pc = world_.cfg ? world_.cfg->control.paths : PathsConfig{};
   // The estimates are in run units, as measured: the configured priors scaled like the links
   // the shaper enforces (capacity / time_scale, latency × time_scale).

@@ -132,8 +132,6 @@ class ControllerView {
   // before it with control.early_paths (the record's paths, routes and sync plan take effect one
   // sync early). What path selectors and sync planners plan for.
   int64_t sync_step() const { return effective_ - sync_lead_; }
-  // How many steps before the record's own its sync half takes effect (0 or 1).
-  int sync_lead() const { return sync_lead_; }
   double run_time_s() const { return now_s_; }
   const Clairvoyant& clairvoyant() const { return clairvoyant_; }
   // What the controller believes of each link, learned from the history's wire measurements
@@ -162,7 +160,7 @@ class ControllerView {
   // which flows crossed which links in a step (LinkStates::observe, Carriage).
   std::deque<Plan> in_force_;
   int64_t effective_ = 0;
-  int sync_lead_ = 0;
+  int sync_lead_ = 0;  // steps the record's sync half runs before its step (0, or 1: early_paths)
   double now_s_ = 0;
 };
 
