@@ -28,8 +28,7 @@
 // whenever recovery becomes a little more likely than not. With certain states this is the MDP's
 // policy; with no switching cost that is the one-step best choice (tested).
 // Under the hierarchical ring the per-pair actions are then refined jointly over the ring's hops
-// on the expected figures (joint_ring below), since a pair's best path alone can slow the ring,
-// and the ring in force is held against a decision predicted faster by less than 10%.
+// on the expected figures (joint_ring below), since a pair's best path alone can slow the ring.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -47,9 +46,6 @@ namespace {
 
 // The least relative gain of the ring for which the joint refinement overrides the pairs.
 constexpr double kJointMargin = 0.01;
-// The least relative gain of the ring, on the same expected figures, for which a decision
-// changes the paths of any of its hops from the plan in force (joint_ring: "Hold").
-constexpr double kHoldMargin = 0.1;
 
 class Mdp final : public PathSelector {
  public:
@@ -263,9 +259,7 @@ class Mdp final : public PathSelector {
   // from two starts (below), each hop among its pair's candidate paths (a split hop may become
   // one of them), then the split hops' shares set on the whole ring. Kept when its expected
   // time over the MDP's horizon plus the switching cost of the hops whose paths it changes
-  // against the plan in force is below the per-pair choices' (their time and switches). Then the
-  // hold (below): the hops' paths change from the plan in force only for a predicted gain of at
-  // least kHoldMargin, or when the MDP took a ring predicted slower (its hedge).
+  // against the plan in force is below the per-pair choices' (their time and switches).
   void joint_ring(const ControllerView& v, PathDecision& d, std::ostringstream& js) const {
     const LinkStates& ls = v.links();
     const World& w = v.world();
@@ -350,43 +344,10 @@ class Mdp final : public PathSelector {
         d.paths[pair] = joint.paths[pair];
         d.routes[pair] = joint.routes[pair];
       }
-    // The hold. The ring's hops keep the paths in force when what was decided is predicted
-    // faster, on these expected figures, by less than kHoldMargin: a gain that small is within
-    // what the model misjudges where the measured rates are not the links' (mesh6-c on 2 cores:
-    // six ranks' links measured at a tenth of their capacity and noisier; decisions predicted
-    // 3-7% faster ran 15-30% slower, and mdp lost 4% of throughput to `direct`). A decision
-    // predicted *slower* than the ring in force is taken: the per-pair MDP weighed what the
-    // expected figures of one step do not, a congestion onset over its horizon (sparse-ring4:
-    // held, the split kept 60% of a->b's bytes on it and paid ~600 ms at its next onset).
-    const bool sized = static_cast<int>(now.paths.size()) == n * n;
-    int switches = 0;
-    for (int i = 0; sized && i < n; ++i) {
-      const int pair = ring[i] * n + ring[(i + 1) % n];
-      switches += path_set(d.paths, d.routes, pair) != path_set(now.paths, now.routes, pair);
-    }
-    const double decided = ring_seconds(b, ring, d.paths, S, &d.routes);
-    double in_force = decided;
-    bool held = false;
-    if (switches > 0) {
-      RingChoice hold{ring_seconds(b, ring, now.paths, S, &now.routes), now.paths, now.routes};
-      if (static_cast<int>(hold.routes.size()) != n * n) hold.routes.assign(static_cast<size_t>(n) * n, {});
-      in_force = hold.seconds;
-      held = decided < in_force && decided > (1 - kHoldMargin) * in_force;
-      if (held) {
-        refine_ring_shares(b, ring, hold, S);  // a share moved is free
-        for (int i = 0; i < n; ++i) {
-          const int pair = ring[i] * n + ring[(i + 1) % n];
-          d.paths[pair] = hold.paths[pair];
-          d.routes[pair] = hold.routes[pair];
-        }
-      }
-    }
     js << ",\"joint\":{\"ring_ms_per_pair\":" << before * 1e3 << ",\"ring_ms_joint\":"
        << joint.seconds * 1e3 << ",\"hops_changed\":" << differ << ",\"splittable\":" << splittable.size()
        << ",\"switches\":[" << switches_pairs << "," << switches_joint << "],\"kept\":"
-       << (keep ? "true" : "false") << ",\"ring_ms_in_force\":" << in_force * 1e3
-       << ",\"ring_ms_decided\":" << decided * 1e3 << ",\"switches_from_in_force\":" << switches
-       << ",\"held\":" << (held ? "true" : "false") << ",\"expected_gbps\":[";
+       << (keep ? "true" : "false") << ",\"expected_gbps\":[";
     for (int i = 0; i < n * n; ++i) {
       js << (i ? "," : "");
       if (std::isfinite(b.gbps[i])) js << b.gbps[i];
