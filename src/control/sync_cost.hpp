@@ -31,7 +31,9 @@ double owner_plan_seconds(const LinkBeliefs& b, const SyncPlan& p, double bytes)
 // 2(N−1) steps moving about S/N bytes on every hop; each position starts its next step when its
 // own bytes have left and its predecessor's have arrived (on a homogeneous ring: 2(N−1) × one
 // hop; with one slow hop, far less than 2(N−1) × the slow hop), and a relay when what it relays
-// has reached it (it forwards within its own step).
+// has reached it (it forwards within its own step); a relayed part arrives no sooner than its
+// relay's start of the step plus the rest of its path (the relay posts the step's relayed
+// chunks in its own exchange of that step).
 double ring_seconds(const LinkBeliefs& b, const std::vector<int>& order, const Paths& paths,
                     double bytes, const Routes* routes = nullptr);
 

@@ -354,6 +354,22 @@ TEST(RingSeconds, ARelayWaitsForWhatItRelays) {
   EXPECT_LT(t, 3 * (0.100 + 0.005) + 6 * 2 * beta + 0.020);
 }
 
+// A relay posts a step's relayed chunks only in its own exchange of that step (ring_allreduce),
+// so a relayed part cannot arrive before the relay starts the step plus the rest of its path.
+// On a ring of 4 DCs at 1 ms with hop 0→1 relayed through 2 and 2→1 at 20 ms, DC 2 starts its
+// step k when DC 1's bytes of step k−1 arrive, and DC 1 starts its step only when the part
+// relayed by DC 2 in that step has arrived: by hand (positions' starts step by step) the six
+// steps end at 64 ms + 6 transmissions. A relay that forwarded as soon as the chunks reached it
+// would finish at 46 ms + 6 transmissions.
+TEST(RingSeconds, ARelayForwardsOnlyInItsOwnStep) {
+  BlpGraph g = mesh(4, 1.0, 1);
+  g.latency_ms[2 * 4 + 1] = 20;
+  PathDecision p = direct(4);
+  p.paths[0 * 4 + 1] = {0, 2, 1};
+  const double beta = secs(S / 4, 1.0);
+  EXPECT_NEAR(ring_seconds(believed_links(view_of(g)), {}, p.paths, S), 0.064 + 6 * beta, 1e-12);
+}
+
 // The joint choice of the ring's hops (the oracle's and mdp's): on a ring of 3 whose hop 0→1 is
 // narrow (0.01 Gbit/s) it relays that hop through 2 and nothing else; where a relay would only
 // lengthen the chain (ARelayWaitsForWhatItRelays' graph, starting from that relay) it goes back
