@@ -175,6 +175,7 @@ struct PathsConfig {
   double gamma = 0.9;          // [0, 1): discount of future steps
   double epsilon_ms = 0.01;    // > 0: value iteration stops within epsilon of optimal
   double resolve_change = 0.1; // relative change of an estimate that makes the MDP re-solve
+  bool explore = true;         // weigh what trying a path teaches (mdp: the knowledge gradient)
 };
 
 struct ControlConfig {

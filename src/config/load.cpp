@@ -61,7 +61,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
                             "skill_window", "checks"}},
       {"control.balance", {"gain_steps", "hysteresis", "noise_window", "shares", "confirm", "act_early"}},
       {"control.paths", {"states", "ewma_alpha", "relays", "switch_cost_ms", "gamma",
-                         "epsilon_ms", "resolve_change"}},
+                         "epsilon_ms", "resolve_change", "explore"}},
       {"trace", {"path"}},
       {"checkpoint", {"every", "path"}},
   };
@@ -1503,6 +1503,7 @@ void read_paths(Checker& c, const toml::table* t, PathsConfig& q) {
               [](double x) { return x > 0 && x <= 1e6; }, "a number in (0, 1e6] (milliseconds)");
   read_number(c, t, "resolve_change", p + "resolve_change", q.resolve_change,
               [](double x) { return x >= 0 && x <= 10; }, "a number in [0, 10] (relative)");
+  read_bool(c, t, "explore", p + "explore", q.explore);
 }
 
 // The policy names themselves are checked against the registries one layer up

@@ -905,6 +905,56 @@ TEST(PathSelectors, MdpSplitsEveryHopOfAClearRing) {
   expect_every_hop_split(d, s.view->world().gradient_bytes);
 }
 
+// A relay whose first link was last seen congested, and not measured since, while the direct
+// link is at a quarter. The QMDP rule alone keeps the direct link: under the relay link's
+// belief (about even odds, clear or at a twentieth) neither the relay nor a split is expected
+// faster this step. What trying it teaches is worth more — if clear it saves most of the hop
+// for as long as the level lasts — so with control.paths.explore the pair sends bytes through
+// it (here the split, the cheaper of the two actions that measure the link) and the decision
+// says it explored. Once the link was measured in the last step nothing is left to learn: the
+// decision is the QMDP one.
+TEST(PathSelectors, MdpTriesAStaleRelayWhenWhatItTeachesPays) {
+  auto decide = [](const std::string& name, bool explore, bool fresh) {
+    Triangle s(name,
+               std::string("[control]\npath_selector = \"mdp\"\n[control.paths]\nrelays = 1\nswitch_cost_ms = 0.1\nexplore = ") +
+                   (explore ? "true" : "false") + "\n" + clear_triangle_links(),
+               "capacity_gbps = 1.0\nlatency_ms = 0.001\n");
+    for (int64_t t = 0; t < 80; ++t) {
+      StepRecord r = step_with(t, 3, 0, 1, t < 10 ? 0.9 : 0.25, 0.001);
+      for (auto [a, b] : {std::pair{2, 1}, {1, 2}, {2, 0}, {1, 0}}) {
+        r.links[a * 3 + b].stream_bytes = 1e6;
+        r.links[a * 3 + b].stream_ms = 1e6 * 8 / (0.9 * 1e6);
+      }
+      // a→c: blocks of ten steps clear and at a twentieth, then unmeasured from step 40 (or
+      // measured at a twentieth in the last step).
+      if (t < 40 || (fresh && t == 79)) {
+        r.links[0 * 3 + 2].stream_bytes = 1e6;
+        r.links[0 * 3 + 2].stream_ms = 1e6 * 8 / ((t / 10 % 2 && t < 40) || t == 79 ? 0.045 : 0.9) / 1e6;
+      }
+      s.view->record(r);
+    }
+    s.view->set_clock(81, 1.0);
+    return make_path_selector("mdp", s.cfg)->choose(*s.view);
+  };
+  const PathDecision qmdp = decide("mdp_stale_qmdp", false, false);
+  EXPECT_EQ(qmdp.paths[0 * 3 + 1], (std::vector<int>{0, 1})) << qmdp.detail;
+  EXPECT_TRUE(qmdp.routes[0 * 3 + 1].empty()) << qmdp.detail;
+  EXPECT_EQ(qmdp.detail.find("\"explored\":true"), std::string::npos) << qmdp.detail;
+
+  const PathDecision kg = decide("mdp_stale_kg", true, false);
+  const auto& routes = kg.routes[0 * 3 + 1];
+  bool through_c = kg.paths[0 * 3 + 1] == std::vector<int>{0, 2, 1};
+  for (const Route& r : routes) through_c |= r.path == std::vector<int>{0, 2, 1} && r.fraction > 0;
+  EXPECT_TRUE(through_c) << kg.detail;
+  EXPECT_NE(kg.detail.find("\"explored\":true"), std::string::npos) << kg.detail;
+
+  const PathDecision seen = decide("mdp_stale_seen", true, true);
+  const PathDecision seen_qmdp = decide("mdp_stale_seen_qmdp", false, true);
+  EXPECT_EQ(seen.paths, seen_qmdp.paths) << seen.detail;
+  EXPECT_EQ(seen.routes, seen_qmdp.routes) << seen.detail;
+  EXPECT_EQ(seen.detail.find("\"explored\":true"), std::string::npos) << seen.detail;
+}
+
 TEST(PathSelectors, MdpGoesTheLongWayRoundASparseRing) {
   // Four DCs on a ring (a-b-c-d-a, both ways, no chords), a→b measured congested at every step:
   // no path with one relay avoids it (a's neighbours are b and d, b's are a and c), so mdp must
