@@ -26,7 +26,10 @@
 // 1995): a link that recovers half the time is weighed as such, rather
 // than as its most likely level, which would send traffic back to it — and back off again —
 // whenever recovery becomes a little more likely than not. With certain states this is the MDP's
-// policy; with no switching cost that is the one-step best choice (tested).
+// policy; with no switching cost that is the one-step best choice (tested). QMDP assumes the
+// state is seen next step whatever is done, so alone it never pays to look at a link not in use;
+// with control.paths.explore each action is credited with what trying it teaches (the knowledge
+// gradient, explore_value below).
 // Under the hierarchical ring the per-pair actions are then refined jointly over the ring's hops
 // on the expected figures (joint_ring below), since a pair's best path alone can slow the ring.
 #include <algorithm>
@@ -258,7 +261,6 @@ class Mdp final : public PathSelector {
       }
     }
     if (a != qmdp) exploring_.insert(s * n + t);
-    else exploring_.erase(s * n + t);
     if (pair.split && a == pair.A - 1) {
       // Split with the shares the MDP was solved for (the paths' smoothed rates then).
       const double f0 = pair.share0;
@@ -306,9 +308,7 @@ class Mdp final : public PathSelector {
     const std::vector<int> ring = ring_order(v.plan().sync.ring, n);
     const HopCandidates around = [&](int s, int t) {
       const auto it = pairs_.find(s * n + t);
-      return it == pairs_.end() || exploring_.count(s * n + t)
-                 ? std::vector<std::vector<int>>{d.paths[s * n + t]}
-                 : it->second.paths;
+      return it == pairs_.end() ? std::vector<std::vector<int>>{d.paths[s * n + t]} : it->second.paths;
     };
     const double S = w.gradient_bytes;
     const double before = ring_seconds(b, ring, d.paths, S, &d.routes);
@@ -335,22 +335,18 @@ class Mdp final : public PathSelector {
     for (int i = 0; i < n; ++i) {
       const int pair = ring[i] * n + ring[(i + 1) % n];
       const auto it = pairs_.find(pair);
-      if (it == pairs_.end() || !it->second.split || exploring_.count(pair)) continue;
+      if (it == pairs_.end() || !it->second.split) continue;
       const Pair& pr = it->second;
       if (clear(pr.paths[0]) && clear(pr.paths[1]))
         splittable.push_back({pair, {pr.paths[0], pr.paths[1]}});
     }
-    RingChoice joint = refine_ring(b, ring, d.paths, d.routes, S, around, splittable);
-    // A pair trying a path for what it teaches (decide_pair) keeps it: the expected figures
-    // here are the ones on which it looked worse.
-    bool pinned = false;
-    for (int pair : exploring_) {
-      if (static_cast<int>(joint.routes.size()) != n * n) joint.routes.assign(static_cast<size_t>(n) * n, {});
-      pinned |= joint.paths[pair] != d.paths[pair] || joint.routes[pair] != d.routes[pair];
-      joint.paths[pair] = d.paths[pair];
-      joint.routes[pair] = d.routes[pair];
-    }
-    if (pinned) joint.seconds = ring_seconds(b, ring, joint.paths, S, &joint.routes);
+    // A round in which a ring hop tries a path for what it teaches (decide_pair) is not refined:
+    // the expected figures here are the ones on which that path looked worse, and the other
+    // hops would be fitted to a ring in which it was moved.
+    int exploring = 0;
+    for (int i = 0; i < n; ++i) exploring += exploring_.count(ring[i] * n + ring[(i + 1) % n]) > 0;
+    const RingChoice joint = exploring ? RingChoice{before, d.paths, d.routes}
+                                       : refine_ring(b, ring, d.paths, d.routes, S, around, splittable);
     // Switches: hops whose set of paths differs from the plan in force (a share moved is free).
     const Plan& now = v.plan();
     auto path_set = [&](const Paths& ps, const Routes& rs, int pair) {
@@ -389,7 +385,7 @@ class Mdp final : public PathSelector {
     js << ",\"joint\":{\"ring_ms_per_pair\":" << before * 1e3 << ",\"ring_ms_joint\":"
        << joint.seconds * 1e3 << ",\"hops_changed\":" << differ << ",\"splittable\":" << splittable.size()
        << ",\"switches\":[" << switches_pairs << "," << switches_joint << "],\"kept\":"
-       << (keep ? "true" : "false") << ",\"expected_gbps\":[";
+       << (keep ? "true" : "false") << ",\"exploring\":" << exploring << ",\"expected_gbps\":[";
     for (int i = 0; i < n * n; ++i) {
       js << (i ? "," : "");
       if (std::isfinite(b.gbps[i])) js << b.gbps[i];
@@ -403,14 +399,16 @@ class Mdp final : public PathSelector {
   // use is not measured, so its belief stays where its chain has drifted — on markov3 a link left
   // at a twentieth that had recovered was believed at 1/Σ b_k/g_k ≈ 0.013 of 0.1 Gbit/s for 26
   // steps, because the QMDP rule assumes the state is seen next step whatever is done, and so
-  // never pays to look. Trying c measures the levels y of its links not known now: a decision
+  // never pays to look. Trying c measures the levels y of its links not known now (the first
+  // link of its path, or of each of the split's two: below): a decision
   // is then argmin_a Σ_x b(x | y) Q(x, p, a) instead of argmin_a Σ_x b(x) Q(x, p, a) (p the
   // action in force: the switch to c is charged in Q(·, p, c); the information is worth the
   // same whichever action measured it, so the cheaper of a relay and a split that cross the
   // link is the one tried). The expected saving of one such decision,
   //   ν_c = min_a Σ_x b(x) Q(x, p, a) − Σ_y min_a Σ_{x ∈ y} b(x) Q(x, p, a)   (≥ 0),
   // lasts while what was seen still holds: each later step with the chance ρ that every learned
-  // link keeps its level (Π Σ_k b_k P_kk), discounted by γ — ν_c · γρ / (1 − γρ). Action c is
+  // link keeps its level (Π Σ_k b_k P_kk), discounted by γ, from the first decision that can
+  // know it, h = ahead_ + 1 steps after the try's sync — ν_c · (γρ)^h / (1 − γρ). Action c is
   // then taken over the QMDP choice a* when E[Q(c)] − value(c) < E[Q(a*)] − value(a*). Where
   // nothing is stale, or nothing seen could change the choice (a relay that cannot beat a clear
   // direct link), the value is 0 and the QMDP choice stands.
@@ -421,15 +419,15 @@ class Mdp final : public PathSelector {
     double stay = 1;
     const bool split = pair.split && c == A - 1;
     for (int i = 0; i < (split ? 2 : 1); ++i) {
+      // A path's first link only: the sender has the bytes, so that link streams at its own rate;
+      // a relayed hop streams at the pace of the hops before it and says mostly "at least"
+      // (link_state.hpp, pacing).
       const std::vector<int>& path = pair.paths[split ? i : c];
-      for (size_t h = 0; h + 1 < path.size(); ++h) {
-        const int digit = static_cast<int>(
-            std::find(pair.links.begin(), pair.links.end(), path[h] * n + path[h + 1]) -
-            pair.links.begin());
-        for (const Stale& st : stale)
-          if (st.digit == digit && std::find(learn.begin(), learn.end(), digit) == learn.end())
-            learn.push_back(digit), stay *= st.stay;
-      }
+      const int digit = static_cast<int>(
+          std::find(pair.links.begin(), pair.links.end(), path[0] * n + path[1]) - pair.links.begin());
+      for (const Stale& st : stale)
+        if (st.digit == digit && std::find(learn.begin(), learn.end(), digit) == learn.end())
+          learn.push_back(digit), stay *= st.stay;
     }
     if (learn.empty()) return 0;
     std::vector<int> power(pair.links.size(), 1);
@@ -452,8 +450,10 @@ class Mdp final : public PathSelector {
     for (int y = 0; y < Y; ++y)
       after += *std::min_element(e.begin() + static_cast<std::ptrdiff_t>(y) * A,
                                  e.begin() + static_cast<std::ptrdiff_t>(y + 1) * A);
+    // The try's sync is `ahead_` steps on, and the first decision that knows what it measured
+    // takes effect `ahead_` + 1 steps after that: the saving counts from then.
     const double g = pc_.gamma * stay;
-    return std::max(0.0, now - after) * g / (1 - g);
+    return std::max(0.0, now - after) * std::pow(g, ahead_ + 1) / (1 - g);
   }
 
   // Builds the pair's MDP on the model (P, g, lat per involved link) and solves it.

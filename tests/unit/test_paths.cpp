@@ -936,23 +936,29 @@ TEST(PathSelectors, MdpTriesAStaleRelayWhenWhatItTeachesPays) {
     s.view->set_clock(81, 1.0);
     return make_path_selector("mdp", s.cfg)->choose(*s.view);
   };
+  // The pair a→b's own record in the decision's detail.
+  auto ab = [](const PathDecision& d) {
+    const size_t at = d.detail.find("{\"from\":0,\"to\":1,");
+    return at == std::string::npos ? std::string() : d.detail.substr(at, d.detail.find('}', at) - at);
+  };
   const PathDecision qmdp = decide("mdp_stale_qmdp", false, false);
   EXPECT_EQ(qmdp.paths[0 * 3 + 1], (std::vector<int>{0, 1})) << qmdp.detail;
   EXPECT_TRUE(qmdp.routes[0 * 3 + 1].empty()) << qmdp.detail;
-  EXPECT_EQ(qmdp.detail.find("\"explored\":true"), std::string::npos) << qmdp.detail;
+  EXPECT_NE(ab(qmdp).find("\"explored\":false"), std::string::npos) << qmdp.detail;
 
   const PathDecision kg = decide("mdp_stale_kg", true, false);
   const auto& routes = kg.routes[0 * 3 + 1];
   bool through_c = kg.paths[0 * 3 + 1] == std::vector<int>{0, 2, 1};
   for (const Route& r : routes) through_c |= r.path == std::vector<int>{0, 2, 1} && r.fraction > 0;
   EXPECT_TRUE(through_c) << kg.detail;
-  EXPECT_NE(kg.detail.find("\"explored\":true"), std::string::npos) << kg.detail;
+  EXPECT_NE(ab(kg).find("\"explored\":true"), std::string::npos) << kg.detail;
 
   const PathDecision seen = decide("mdp_stale_seen", true, true);
   const PathDecision seen_qmdp = decide("mdp_stale_seen_qmdp", false, true);
   EXPECT_EQ(seen.paths, seen_qmdp.paths) << seen.detail;
   EXPECT_EQ(seen.routes, seen_qmdp.routes) << seen.detail;
-  EXPECT_EQ(seen.detail.find("\"explored\":true"), std::string::npos) << seen.detail;
+  EXPECT_NE(ab(seen).find("\"explored\":false,"), std::string::npos) << seen.detail;
+  EXPECT_NE(ab(seen).find("\"info_ms\":[0,0,0]"), std::string::npos) << seen.detail;
 }
 
 TEST(PathSelectors, MdpGoesTheLongWayRoundASparseRing) {
