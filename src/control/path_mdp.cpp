@@ -399,8 +399,8 @@ class Mdp final : public PathSelector {
   // use is not measured, so its belief stays where its chain has drifted — on markov3 a link left
   // at a twentieth that had recovered was believed at 1/Σ b_k/g_k ≈ 0.013 of 0.1 Gbit/s for 26
   // steps, because the QMDP rule assumes the state is seen next step whatever is done, and so
-  // never pays to look. Trying c measures the levels y of its links not known now (the first
-  // link of its path, or of each of the split's two: below): a decision
+  // never pays to look. Trying c measures the levels y of its links not known now (on its path,
+  // or on the split's two: below): a decision
   // is then argmin_a Σ_x b(x | y) Q(x, p, a) instead of argmin_a Σ_x b(x) Q(x, p, a) (p the
   // action in force: the switch to c is charged in Q(·, p, c); the information is worth the
   // same whichever action measured it, so the cheaper of a relay and a split that cross the
@@ -419,15 +419,21 @@ class Mdp final : public PathSelector {
     double stay = 1;
     const bool split = pair.split && c == A - 1;
     for (int i = 0; i < (split ? 2 : 1); ++i) {
-      // A path's first link only: the sender has the bytes, so that link streams at its own rate;
-      // a relayed hop streams at the pace of the hops before it and says mostly "at least"
-      // (link_state.hpp, pacing).
+      // Every link of the path: the first streams at its own rate (the sender has the bytes); a
+      // relayed hop is either the bottleneck, and then measured, or paced by the hops before it,
+      // and then a bound that rules out the levels below it (link_state.hpp, pacing) — which is
+      // what the choice turns on: whether the link is still congested. On markov3 the relay
+      // a→c→b stalled for 16 steps with c→b unmeasured and believed at 0.013 Gbit/s while a→c
+      // was known clear, when only first links counted.
       const std::vector<int>& path = pair.paths[split ? i : c];
-      const int digit = static_cast<int>(
-          std::find(pair.links.begin(), pair.links.end(), path[0] * n + path[1]) - pair.links.begin());
-      for (const Stale& st : stale)
-        if (st.digit == digit && std::find(learn.begin(), learn.end(), digit) == learn.end())
-          learn.push_back(digit), stay *= st.stay;
+      for (size_t h = 0; h + 1 < path.size(); ++h) {
+        const int digit = static_cast<int>(
+            std::find(pair.links.begin(), pair.links.end(), path[h] * n + path[h + 1]) -
+            pair.links.begin());
+        for (const Stale& st : stale)
+          if (st.digit == digit && std::find(learn.begin(), learn.end(), digit) == learn.end())
+            learn.push_back(digit), stay *= st.stay;
+      }
     }
     if (learn.empty()) return 0;
     std::vector<int> power(pair.links.size(), 1);
