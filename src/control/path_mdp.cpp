@@ -439,7 +439,7 @@ class Mdp final : public PathSelector {
     std::vector<int> power(pair.links.size(), 1);
     for (size_t i = 1; i < power.size(); ++i) power[i] = power[i - 1] * K;
     const int Y = static_cast<int>(std::pow(K, learn.size()));
-    std::vector<double> e(static_cast<size_t>(Y) * A, 0.0);  // Σ_{x ∈ y} b(x) Q(x, c, a)
+    std::vector<double> e(static_cast<size_t>(Y) * A, 0.0);  // Σ_{x ∈ y} b(x) Q(x, p, a)
     for (int x = 0; x < pair.X; ++x) {
       if (joint[x] <= 0) continue;
       int y = 0;
