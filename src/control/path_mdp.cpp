@@ -256,7 +256,7 @@ class Mdp final : public PathSelector {
     if (pc_.explore) {
       double score = best;
       for (int c = 0; c < pair.A; ++c) {
-        info[c] = explore_value(pair, joint, p, c, stale, K, n);
+        info[c] = explore_value(pair, joint, p, c, best, stale, K, n);
         if (expected[c] - info[c] < score - 1e-12) score = expected[c] - info[c], a = c;
       }
     }
@@ -412,8 +412,9 @@ class Mdp final : public PathSelector {
   // then taken over the QMDP choice a* when E[Q(c)] − value(c) < E[Q(a*)] − value(a*). Where
   // nothing is stale, or nothing seen could change the choice (a relay that cannot beat a clear
   // direct link), the value is 0 and the QMDP choice stands.
+  // `now` is min_a Σ_x b(x) Q(x, p, a), the QMDP choice's expected cost (decide_pair's best).
   double explore_value(const Pair& pair, const std::vector<double>& joint, int p, int c,
-                       const std::vector<Stale>& stale, int K, int n) const {
+                       double now, const std::vector<Stale>& stale, int K, int n) const {
     const int A = pair.A;
     std::vector<int> learn;  // digits of c's stale links
     double stay = 1;
@@ -447,12 +448,7 @@ class Mdp final : public PathSelector {
       for (int a = 0; a < A; ++a)
         e[static_cast<size_t>(y) * A + a] += joint[x] * pair.q[(static_cast<size_t>(x) * A + p) * A + a];
     }
-    double now = 1e300, after = 0;
-    for (int a = 0; a < A; ++a) {
-      double sum = 0;
-      for (int y = 0; y < Y; ++y) sum += e[static_cast<size_t>(y) * A + a];
-      now = std::min(now, sum);
-    }
+    double after = 0;
     for (int y = 0; y < Y; ++y)
       after += *std::min_element(e.begin() + static_cast<std::ptrdiff_t>(y) * A,
                                  e.begin() + static_cast<std::ptrdiff_t>(y + 1) * A);
