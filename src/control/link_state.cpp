@@ -386,15 +386,21 @@ double LinkStates::expected_gbps(int s, int d, int64_t at) const {
   const int l = s * n_ + d;
   if (!measured(s, d)) return ewma_[l];
   const std::vector<double> bel = belief(s, d, at);
+  const std::vector<double> lv = level_gbps(s, d);
+  double per_gbit = 0;
+  for (size_t j = 0; j < bel.size(); ++j) per_gbit += bel[j] / std::max(lv[j], 1e-12);
+  return 1 / per_gbit;
+}
+
+std::vector<double> LinkStates::level_gbps(int s, int d) const {
+  const int l = s * n_ + d;
   std::vector<double> lv = state_gbps(s, d);
   // In the level it was last measured in, the link is where it was last measured: a level
   // spans a factor (with four levels the lowest held a quarter and a twentieth of a link
   // alike). A bound says "at least": the level's capacity, or the bound if above it.
   const int k = level(last_[l], binned_ref_[l]);
   lv[k] = last_bound_[l] ? std::max(lv[k], last_[l]) : last_[l];
-  double per_gbit = 0;
-  for (size_t j = 0; j < bel.size(); ++j) per_gbit += bel[j] / std::max(lv[j], 1e-12);
-  return 1 / per_gbit;
+  return lv;
 }
 
 }  // namespace strait

@@ -116,6 +116,10 @@ class LinkStates {
   std::vector<double> belief(int s, int d, int64_t at) const;
   // The rate that gives the expected transfer time at step `at` (link_state.cpp).
   double expected_gbps(int s, int d, int64_t at) const;
+  // The capacity of each level as expected_gbps weighs it: state_gbps, except that the level
+  // last measured in holds the last measurement (a bound: at least the level's mean). Only for a
+  // measured link.
+  std::vector<double> level_gbps(int s, int d) const;
   // How many transitions between consecutive exactly measured steps the chain has seen (the
   // expected ones across gaps not included).
   int64_t transitions_seen(int s, int d) const { return seen_[s * n_ + d]; }

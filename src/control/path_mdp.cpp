@@ -50,6 +50,11 @@ namespace {
 
 // The least relative gain of the ring for which the joint refinement overrides the pairs.
 constexpr double kJointMargin = 0.01;
+// The least part of a hop the shares on the likely states (joint_ring) move a split's part to: a
+// sliver buys almost nothing and measures its links badly — on markov3 parts of 6–8% relayed
+// over a clear a→c streamed there at 0.005–0.009 of its 0.1 Gbit/s, and a→c, then believed
+// congested, was left unused through 16 steps in which it was the way round.
+constexpr double kLeastPart = 0.1;
 
 class Mdp final : public PathSelector {
  public:
@@ -382,16 +387,96 @@ class Mdp final : public PathSelector {
         d.paths[pair] = joint.paths[pair];
         d.routes[pair] = joint.routes[pair];
       }
+    // The split hops' shares, last, on the ring's time expected over the links' likely states
+    // at the effective step rather than its time at their expected rates: a split ends with its
+    // slower part, and the time at the expected rates spreads a relay's few percent of collapse
+    // over every step as a slower rate, where it is a slow step now and then in which the
+    // relayed part is the slower whatever share nearby is chosen (docs/paths.md, "the shares on
+    // the links' likely states"). Not in a round that explores: the try's shares are its pair's.
+    int split_hops = 0;
+    for (int i = 0; i < n; ++i) split_hops += d.routes[ring[i] * n + ring[(i + 1) % n]].size() == 2;
+    std::vector<WeightedLinks> states;
+    double states_in_force_ms = -1, states_refined_ms = -1;
+    bool shares_kept = false;
+    if (split_hops > 0 && !exploring) {
+      std::vector<int> links;
+      for (int i = 0; i < n; ++i) {
+        const int pair = ring[i] * n + ring[(i + 1) % n];
+        std::vector<std::vector<int>> ps{d.paths[pair]};
+        for (const Route& r : d.routes[pair]) ps.push_back(r.path);
+        for (const auto& p : ps)
+          for (size_t h = 0; h + 1 < p.size(); ++h) links.push_back(p[h] * n + p[h + 1]);
+      }
+      std::sort(links.begin(), links.end());
+      links.erase(std::unique(links.begin(), links.end()), links.end());
+      states = likely_states(ls, b, links, at);
+      RingChoice c{expected_ring_seconds(states, ring, d.paths, S, &d.routes), d.paths, d.routes};
+      const double in_force = c.seconds;
+      refine_ring_shares(states, ring, c, S, 4, kLeastPart);
+      states_in_force_ms = in_force * 1e3, states_refined_ms = c.seconds * 1e3;
+      shares_kept = c.seconds < (1 - kJointMargin) * in_force;
+      // Only for a gain above kJointMargin, as the joint step (its grid is as coarse): on the
+      // sparse ring of MdpGoesTheLongWayRoundASparseRing a share grid point 10⁻⁵ faster put a
+      // fifth of a→b's bytes back on its link at 1% of capacity.
+      if (shares_kept)
+        for (int i = 0; i < n; ++i) {
+          const int pair = ring[i] * n + ring[(i + 1) % n];
+          d.paths[pair] = c.paths[pair];
+          d.routes[pair] = c.routes[pair];
+        }
+    }
     js << ",\"joint\":{\"ring_ms_per_pair\":" << before * 1e3 << ",\"ring_ms_joint\":"
        << joint.seconds * 1e3 << ",\"hops_changed\":" << differ << ",\"splittable\":" << splittable.size()
        << ",\"switches\":[" << switches_pairs << "," << switches_joint << "],\"kept\":"
-       << (keep ? "true" : "false") << ",\"exploring\":" << exploring << ",\"expected_gbps\":[";
+       << (keep ? "true" : "false") << ",\"exploring\":" << exploring << ",\"shares\":{\"states\":"
+       << states.size() << ",\"ring_ms_in_force\":" << states_in_force_ms
+       << ",\"ring_ms_refined\":" << states_refined_ms << ",\"kept\":" << (shares_kept ? "true" : "false")
+       << "},\"expected_gbps\":[";
     for (int i = 0; i < n * n; ++i) {
       js << (i ? "," : "");
       if (std::isfinite(b.gbps[i])) js << b.gbps[i];
       else js << "null";
     }
     js << "]}";
+  }
+
+  // The links' likely joint states at step `at`, for the split shares (joint_ring): every link
+  // of `links` measured so far in its likeliest level, and beside that state each such link
+  // alone in each other level it holds with more than kLikely, weighted by the beliefs
+  // (independent links) and renormalised; levels at level_gbps, and every other figure as in
+  // `b` (a link never measured: its prior). One link off its likeliest level at a time: on a
+  // ring of 3 the six links' product has 15625 states, and two links off theirs at once is
+  // rare (under 1% for two links at 5% each).
+  static std::vector<WeightedLinks> likely_states(const LinkStates& ls, const LinkBeliefs& b,
+                                                  const std::vector<int>& links, int64_t at) {
+    constexpr double kLikely = 0.01;
+    struct Link {
+      int l, mode;
+      std::vector<double> bel, g;
+    };
+    const int n = b.n;
+    std::vector<Link> held;
+    LinkBeliefs base = b;
+    double w = 1;
+    for (int l : links) {
+      if (!ls.measured(l / n, l % n)) continue;
+      Link x{l, 0, ls.belief(l / n, l % n, at), ls.level_gbps(l / n, l % n)};
+      x.mode = static_cast<int>(std::max_element(x.bel.begin(), x.bel.end()) - x.bel.begin());
+      base.gbps[l] = x.g[x.mode];
+      w *= x.bel[x.mode];
+      held.push_back(std::move(x));
+    }
+    std::vector<WeightedLinks> out{{w, base}};
+    for (const Link& x : held)
+      for (size_t k = 0; k < x.bel.size(); ++k) {
+        if (static_cast<int>(k) == x.mode || x.bel[k] <= kLikely) continue;
+        out.push_back({w / x.bel[x.mode] * x.bel[k], base});
+        out.back().b.gbps[x.l] = x.g[k];
+      }
+    double sum = 0;
+    for (const WeightedLinks& s : out) sum += s.weight;
+    for (WeightedLinks& s : out) s.weight /= sum;
+    return out;
   }
 
   // What trying action c teaches, in milliseconds: the knowledge gradient of Frazier, Powell and

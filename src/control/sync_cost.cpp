@@ -204,9 +204,22 @@ RingChoice refine_ring(const LinkBeliefs& b, const std::vector<int>& order, cons
   return best;
 }
 
+double expected_ring_seconds(const std::vector<WeightedLinks>& states, const std::vector<int>& order,
+                             const Paths& paths, double bytes, const Routes* routes) {
+  double sec = 0;
+  for (const WeightedLinks& s : states) sec += s.weight * ring_seconds(s.b, order, paths, bytes, routes);
+  return sec;
+}
+
 void refine_ring_shares(const LinkBeliefs& b, const std::vector<int>& order, RingChoice& c,
                         double bytes, int passes) {
-  const int n = b.n;
+  refine_ring_shares(std::vector<WeightedLinks>{{1.0, b}}, order, c, bytes, passes);
+}
+
+void refine_ring_shares(const std::vector<WeightedLinks>& states, const std::vector<int>& order,
+                        RingChoice& c, double bytes, int passes, double least) {
+  if (states.empty()) return;
+  const int n = states.front().b.n;
   if (static_cast<int>(c.routes.size()) != n * n) return;
   const std::vector<int> ring = ring_order(order, n);
   const int N = static_cast<int>(ring.size());
@@ -218,8 +231,9 @@ void refine_ring_shares(const LinkBeliefs& b, const std::vector<int>& order, Rin
       double best_f = r[0].fraction;
       for (int g = 1; g < 50; ++g) {
         const double f = g / 50.0;
+        if (f < least - 1e-12 || 1 - f < least - 1e-12) continue;
         r[0].fraction = f, r[1].fraction = 1 - f;
-        const double sec = ring_seconds(b, ring, c.paths, bytes, &c.routes);
+        const double sec = expected_ring_seconds(states, ring, c.paths, bytes, &c.routes);
         if (sec < c.seconds * (1 - 1e-9)) c.seconds = sec, best_f = f, moved = true;
       }
       r[0].fraction = best_f, r[1].fraction = 1 - best_f;

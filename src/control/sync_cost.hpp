@@ -71,4 +71,20 @@ RingChoice refine_ring(const LinkBeliefs& b, const std::vector<int>& order, cons
 void refine_ring_shares(const LinkBeliefs& b, const std::vector<int>& order, RingChoice& c,
                         double bytes, int passes = 4);
 
+// Link figures for one joint state of the links, and how likely it is.
+struct WeightedLinks {
+  double weight = 1;
+  LinkBeliefs b;
+};
+// The ring's time expected over such states (their weights sum to 1): Σ weight · ring_seconds.
+double expected_ring_seconds(const std::vector<WeightedLinks>& states, const std::vector<int>& order,
+                             const Paths& paths, double bytes, const Routes* routes = nullptr);
+// refine_ring_shares on the expected time over `states` (`c.seconds` must be that time), each
+// share moved only to grid points that leave both parts at least `least` of the hop. Why not
+// on one set of figures: a split ends with its slower part, so its time is a maximum, and the
+// time at averaged rates is not the averaged time (docs/paths.md, "the shares on the links'
+// likely states").
+void refine_ring_shares(const std::vector<WeightedLinks>& states, const std::vector<int>& order,
+                        RingChoice& c, double bytes, int passes = 4, double least = 0);
+
 }  // namespace strait

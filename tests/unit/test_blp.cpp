@@ -473,6 +473,53 @@ TEST(RingSeconds, RefineRingSplitsEveryHopWhereOneAtATimeCannot) {
   EXPECT_GT(partial.seconds, joint.seconds);
 }
 
+// The split shares on the links' likely states (mdp's last step): hop 0→1 of a ring of 3 at a
+// quarter of 1 Gbit/s, split with the relay 0→2→1, whose first link is clear but collapses to a
+// twentieth with 2%. At the harmonic expected rate of that link (1 / (0.98 / 1 + 0.02 / 0.05) =
+// 0.725) the shares leave more on the congested direct part than the expected ring time
+// (0.98 · clear + 0.02 · collapsed) wants: in the collapse the relayed part is the slower
+// whatever share nearby is chosen, so hedging for it costs every clear step. The refinement on
+// the two states finds the grid's minimum of that expected time (brute force over the grid),
+// and on one state of weight 1 is the plain refinement.
+TEST(RingSeconds, SharesOnLikelyStatesWeighTheSplitsMaximum) {
+  BlpGraph g = mesh(3, 1.0, 5);
+  g.gbps[0 * 3 + 1] = 0.25;
+  const LinkBeliefs clear = believed_links(view_of(g));
+  LinkBeliefs collapsed = clear, expected = clear;
+  collapsed.gbps[0 * 3 + 2] = 0.05;
+  expected.gbps[0 * 3 + 2] = 1 / (0.98 / 1.0 + 0.02 / 0.05);
+  const std::vector<WeightedLinks> states{{0.98, clear}, {0.02, collapsed}};
+  const Paths paths = direct(3).paths;
+  Routes split(9);
+  split[0 * 3 + 1] = {Route{{0, 1}, 0.5}, Route{{0, 2, 1}, 0.5}};
+
+  RingChoice plug{ring_seconds(expected, {0, 1, 2}, paths, S, &split), paths, split};
+  refine_ring_shares(expected, {0, 1, 2}, plug, S);
+  RingChoice over{expected_ring_seconds(states, {0, 1, 2}, paths, S, &split), paths, split};
+  refine_ring_shares(states, {0, 1, 2}, over, S);
+  const double f_plug = plug.routes[0 * 3 + 1][0].fraction, f_over = over.routes[0 * 3 + 1][0].fraction;
+
+  double best = 1e300, best_f = -1;
+  for (int k = 1; k < 50; ++k) {
+    Routes r = split;
+    r[0 * 3 + 1][0].fraction = k / 50.0, r[0 * 3 + 1][1].fraction = 1 - k / 50.0;
+    const double t = 0.98 * ring_seconds(clear, {0, 1, 2}, paths, S, &r) +
+                     0.02 * ring_seconds(collapsed, {0, 1, 2}, paths, S, &r);
+    if (t < best * (1 - 1e-9)) best = t, best_f = k / 50.0;
+  }
+  EXPECT_NEAR(f_over, best_f, 1e-12);
+  EXPECT_NEAR(over.seconds, best, 1e-12 * best);
+  EXPECT_GT(f_plug, f_over + 0.03);  // the plug-in keeps more on the quarter link
+  Routes at_plug = split;
+  at_plug[0 * 3 + 1] = plug.routes[0 * 3 + 1];
+  EXPECT_GT(expected_ring_seconds(states, {0, 1, 2}, paths, S, &at_plug), 1.02 * over.seconds);
+
+  RingChoice one{ring_seconds(expected, {0, 1, 2}, paths, S, &split), paths, split};
+  refine_ring_shares(std::vector<WeightedLinks>{{1.0, expected}}, {0, 1, 2}, one, S);
+  EXPECT_EQ(one.routes[0 * 3 + 1][0].fraction, f_plug);
+  EXPECT_EQ(one.seconds, plug.seconds);
+}
+
 TEST(RingBest, AvoidsTheSlowHopsOfTheIndexOrder) {
   // The index ring 0→1→2→3→0 runs over four narrow links; its reverse over wide ones.
   BlpGraph g = mesh(4, 1.0, 10);

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 #include "control/beliefs.hpp"
 #include "control/link_state.hpp"
@@ -903,6 +904,51 @@ TEST(PathSelectors, MdpSplitsEveryHopOfAClearRing) {
   s.view->set_clock(21, 1.0);
   const PathDecision d = make_path_selector("mdp", s.cfg)->choose(*s.view);
   expect_every_hop_split(d, s.view->world().gradient_bytes);
+}
+
+// The split shares, last, on the links' likely states: a→b measured at a quarter, the relay's
+// links a→c and c→b clear but seen collapsing to a twentieth for a step now and then, so their
+// beliefs at the effective step keep a few percent there. On the expected rates (which that
+// tail pulls down) the shares would leave more of a→b's bytes on its quarter link than the
+// ring's time expected over the states wants; the decision records the states and keeps the
+// refined shares, and a→b's direct part is below the share the expected rates give (the plug-in
+// optimum on the record's own `expected_gbps`, refine_ring_shares in the test).
+TEST(PathSelectors, MdpSetsSplitSharesOnTheLinksLikelyStates) {
+  Triangle s("mdp_shares",
+             "[control]\npath_selector = \"mdp\"\n[control.paths]\nswitch_cost_ms = 0.01\n" +
+                 clear_triangle_links(),
+             "capacity_gbps = 1.0\nlatency_ms = 0.001\n");
+  for (int64_t t = 0; t < 80; ++t) {
+    StepRecord r = step_with(t, 3, 0, 1, t < 10 ? 0.9 : 0.25, 0.001);
+    others_at(r, 0.9);
+    if (t % 40 == 25) {  // the relay's links collapse for a step
+      for (auto [a, b] : {std::pair{0, 2}, {2, 1}}) r.links[a * 3 + b].stream_ms = 1e6 * 8 / (0.045 * 1e6);
+    }
+    s.view->record(r);
+  }
+  s.view->set_clock(81, 1.0);
+  const PathDecision d = make_path_selector("mdp", s.cfg)->choose(*s.view);
+  const auto& r = d.routes[0 * 3 + 1];
+  ASSERT_EQ(r.size(), 2u) << d.detail;
+  ASSERT_EQ(r[0].path, (std::vector<int>{0, 1})) << d.detail;
+  const std::string key = "\"shares\":{\"states\":";
+  const size_t at = d.detail.find(key);
+  ASSERT_NE(at, std::string::npos) << d.detail;
+  EXPECT_GT(std::stoi(d.detail.substr(at + key.size())), 1) << d.detail;
+  EXPECT_NE(d.detail.find("\"kept\":true}", at), std::string::npos) << d.detail;
+  // The plug-in optimum from the same routes, on the rates the joint step planned on.
+  const size_t g = d.detail.find("\"expected_gbps\":[");
+  ASSERT_NE(g, std::string::npos);
+  std::istringstream in(d.detail.substr(g + 17));
+  LinkBeliefs expected{3, std::vector<double>(9, 0.0), std::vector<double>(9, 0.001), "expected"};
+  for (double& x : expected.gbps) {
+    char sep;
+    in >> x >> sep;
+  }
+  RingChoice plug{ring_seconds(expected, {0, 1, 2}, d.paths, s.view->world().gradient_bytes, &d.routes),
+                  d.paths, d.routes};
+  refine_ring_shares(expected, {0, 1, 2}, plug, s.view->world().gradient_bytes);
+  EXPECT_LT(r[0].fraction, plug.routes[0 * 3 + 1][0].fraction - 0.03) << d.detail;
 }
 
 // A relay whose first link was last seen congested, and not measured since, while the direct
