@@ -297,6 +297,8 @@ class Mdp final : public PathSelector {
   // one of them), then the split hops' shares set on the whole ring. Kept when its expected
   // time over the MDP's horizon plus the switching cost of the hops whose paths it changes
   // against the plan in force is below the per-pair choices' (their time and switches).
+  // Last, the split hops' shares are set on the ring's time expected over the links' likely
+  // states (likely_states below).
   void joint_ring(const ControllerView& v, PathDecision& d, std::ostringstream& js) const {
     const LinkStates& ls = v.links();
     const World& w = v.world();
@@ -396,7 +398,7 @@ class Mdp final : public PathSelector {
     int split_hops = 0;
     for (int i = 0; i < n; ++i) split_hops += d.routes[ring[i] * n + ring[(i + 1) % n]].size() == 2;
     std::vector<WeightedLinks> states;
-    double states_in_force_ms = -1, states_refined_ms = -1;
+    double states_chosen_ms = -1, states_refined_ms = -1;
     bool shares_kept = false;
     if (split_hops > 0 && !exploring) {
       std::vector<int> links;
@@ -411,10 +413,10 @@ class Mdp final : public PathSelector {
       links.erase(std::unique(links.begin(), links.end()), links.end());
       states = likely_states(ls, b, links, at);
       RingChoice c{expected_ring_seconds(states, ring, d.paths, S, &d.routes), d.paths, d.routes};
-      const double in_force = c.seconds;
+      const double chosen = c.seconds;  // with the shares the pairs or the joint step chose
       refine_ring_shares(states, ring, c, S, 4, kLeastPart);
-      states_in_force_ms = in_force * 1e3, states_refined_ms = c.seconds * 1e3;
-      shares_kept = c.seconds < (1 - kJointMargin) * in_force;
+      states_chosen_ms = chosen * 1e3, states_refined_ms = c.seconds * 1e3;
+      shares_kept = c.seconds < (1 - kJointMargin) * chosen;
       // Only for a gain above kJointMargin, as the joint step (its grid is as coarse): on the
       // sparse ring of MdpGoesTheLongWayRoundASparseRing a share grid point 10⁻⁵ faster put a
       // fifth of a→b's bytes back on its link at 1% of capacity.
@@ -429,15 +431,22 @@ class Mdp final : public PathSelector {
        << joint.seconds * 1e3 << ",\"hops_changed\":" << differ << ",\"splittable\":" << splittable.size()
        << ",\"switches\":[" << switches_pairs << "," << switches_joint << "],\"kept\":"
        << (keep ? "true" : "false") << ",\"exploring\":" << exploring << ",\"shares\":{\"states\":"
-       << states.size() << ",\"ring_ms_in_force\":" << states_in_force_ms
-       << ",\"ring_ms_refined\":" << states_refined_ms << ",\"kept\":" << (shares_kept ? "true" : "false")
-       << "},\"expected_gbps\":[";
+       << states.size() << ",\"ring_ms_chosen\":";
+    number(js, states_chosen_ms);
+    js << ",\"ring_ms_refined\":";
+    number(js, states_refined_ms);
+    js << ",\"kept\":" << (shares_kept ? "true" : "false") << "},\"expected_gbps\":[";
     for (int i = 0; i < n * n; ++i) {
       js << (i ? "," : "");
-      if (std::isfinite(b.gbps[i])) js << b.gbps[i];
-      else js << "null";
+      number(js, b.gbps[i]);
     }
     js << "]}";
+  }
+
+  // A figure for the detail's JSON: null where it is not finite (JSON has no inf or NaN).
+  static void number(std::ostringstream& js, double x) {
+    if (std::isfinite(x)) js << x;
+    else js << "null";
   }
 
   // The links' likely joint states at step `at`, for the split shares (joint_ring): every link
@@ -445,8 +454,9 @@ class Mdp final : public PathSelector {
   // alone in each other level it holds with more than kLikely, weighted by the beliefs
   // (independent links) and renormalised; levels at level_gbps, and every other figure as in
   // `b` (a link never measured: its prior). One link off its likeliest level at a time: on a
-  // ring of 3 the six links' product has 15625 states, and two links off theirs at once is
-  // rare (under 1% for two links at 5% each).
+  // ring of 3 the six links' product has 15625 states. What that leaves out — two or more
+  // links off at once, about 3% with six links at 5% each, more where beliefs have spread — goes
+  // to the others by the renormalisation, mostly to the likeliest state.
   static std::vector<WeightedLinks> likely_states(const LinkStates& ls, const LinkBeliefs& b,
                                                   const std::vector<int>& links, int64_t at) {
     constexpr double kLikely = 0.01;
@@ -539,8 +549,11 @@ class Mdp final : public PathSelector {
                                  e.begin() + static_cast<std::ptrdiff_t>(y + 1) * A);
     // The try's sync is `ahead_` steps on, and the first decision that knows what it measured
     // takes effect `ahead_` + 1 steps after that: the saving counts from then.
+    // `now` and `after` are summed in different orders: a difference at rounding level is no
+    // value (it would turn a tie into a try).
+    if (now - after <= 1e-9 * std::fabs(now)) return 0;
     const double g = pc_.gamma * stay;
-    return std::max(0.0, now - after) * std::pow(g, ahead_ + 1) / (1 - g);
+    return (now - after) * std::pow(g, ahead_ + 1) / (1 - g);
   }
 
   // Builds the pair's MDP on the model (P, g, lat per involved link) and solves it.

@@ -479,8 +479,8 @@ TEST(RingSeconds, RefineRingSplitsEveryHopWhereOneAtATimeCannot) {
 // 0.725) the shares leave more on the congested direct part than the expected ring time
 // (0.98 · clear + 0.02 · collapsed) wants: in the collapse the relayed part is the slower
 // whatever share nearby is chosen, so hedging for it costs every clear step. The refinement on
-// the two states finds the grid's minimum of that expected time (brute force over the grid),
-// and on one state of weight 1 is the plain refinement.
+// the two states finds the grid's minimum of that expected time (brute force over the grid);
+// with a floor it moves no part below it.
 TEST(RingSeconds, SharesOnLikelyStatesWeighTheSplitsMaximum) {
   BlpGraph g = mesh(3, 1.0, 5);
   g.gbps[0 * 3 + 1] = 0.25;
@@ -514,10 +514,19 @@ TEST(RingSeconds, SharesOnLikelyStatesWeighTheSplitsMaximum) {
   at_plug[0 * 3 + 1] = plug.routes[0 * 3 + 1];
   EXPECT_GT(expected_ring_seconds(states, {0, 1, 2}, paths, S, &at_plug), 1.02 * over.seconds);
 
-  RingChoice one{ring_seconds(expected, {0, 1, 2}, paths, S, &split), paths, split};
-  refine_ring_shares(std::vector<WeightedLinks>{{1.0, expected}}, {0, 1, 2}, one, S);
-  EXPECT_EQ(one.routes[0 * 3 + 1][0].fraction, f_plug);
-  EXPECT_EQ(one.seconds, plug.seconds);
+  // With a floor: a hop whose direct link is nearly gone (0.005) would keep a sliver on it; the
+  // share stops at the floor, a tenth, and the relayed part takes the rest.
+  BlpGraph h = mesh(3, 1.0, 5);
+  h.gbps[0 * 3 + 1] = 0.005;
+  const std::vector<WeightedLinks> gone{{1.0, believed_links(view_of(h))}};
+  RingChoice free{expected_ring_seconds(gone, {0, 1, 2}, paths, S, &split), paths, split};
+  RingChoice floored = free;
+  refine_ring_shares(gone, {0, 1, 2}, free, S);
+  refine_ring_shares(gone, {0, 1, 2}, floored, S, 4, 0.1);
+  EXPECT_LT(free.routes[0 * 3 + 1][0].fraction, 0.1 - 1e-9);
+  EXPECT_NEAR(floored.routes[0 * 3 + 1][0].fraction, 0.1, 1e-12);
+  EXPECT_NEAR(floored.routes[0 * 3 + 1][1].fraction, 0.9, 1e-12);
+  EXPECT_EQ(floored.paths[0 * 3 + 1], (std::vector<int>{0, 2, 1}));
 }
 
 TEST(RingBest, AvoidsTheSlowHopsOfTheIndexOrder) {
