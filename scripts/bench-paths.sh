@@ -21,7 +21,7 @@
 # "blp/configured" (docs/sync.md, "Believed links").
 # Each policy runs BENCH_REPEATS times (default 1), interleaved; the table gives medians.
 # Writes results/bench/paths.csv (every run) and results/bench/paths.md; traces in a temporary
-# folder. Cost: about 15 minutes on 2 cores with the defaults (1 repeat, TC=1), 30 with
+# folder. Cost: about 22 minutes on 2 cores with 1 repeat and TC=1 (measured), 44 with
 # BENCH_REPEATS=2.
 # Usage: scripts/bench-paths.sh [BUILD_DIR]
 #   SCENARIOS="..." POLICIES="..." BENCH_REPEATS=N to narrow or widen it (SCENARIOS="" TC=1: tc only);

@@ -110,6 +110,17 @@ class Mdp final : public PathSelector {
 
   static int n_of(const ControllerView& v) { return v.world().num_dcs; }
 
+  // The links (src·n + dst) that the paths cross, each once, in the order first crossed.
+  static std::vector<int> links_of(const std::vector<std::vector<int>>& ps, int n) {
+    std::vector<int> links;
+    for (const auto& p : ps)
+      for (size_t h = 0; h + 1 < p.size(); ++h) {
+        const int l = p[h] * n + p[h + 1];
+        if (std::find(links.begin(), links.end(), l) == links.end()) links.push_back(l);
+      }
+    return links;
+  }
+
   static bool usable(const LinkStates& ls, const std::vector<int>& p) {
     if (p.size() < 2) return false;
     for (size_t h = 0; h + 1 < p.size(); ++h)
@@ -159,20 +170,11 @@ class Mdp final : public PathSelector {
           for (size_t h = 0; h + 1 < p.size(); ++h) ++sharers[p[h] * n + p[h + 1]];
       }
     // Keep the joint state space small enough to solve at every step (K^L <= 4096).
-    auto links_of = [&](const std::vector<std::vector<int>>& ps) {
-      std::vector<int> links;
-      for (const auto& p : ps)
-        for (size_t h = 0; h + 1 < p.size(); ++h) {
-          const int l = p[h] * n + p[h + 1];
-          if (std::find(links.begin(), links.end(), l) == links.end()) links.push_back(l);
-        }
-      return links;
-    };
-    while (cand.size() > 1 && std::pow(K, links_of(cand).size()) > 4096) cand.pop_back();
+    while (cand.size() > 1 && std::pow(K, links_of(cand, n).size()) > 4096) cand.pop_back();
     Pair fresh;
     fresh.paths = cand;
     fresh.split = cand.size() >= 2;
-    fresh.links = links_of(cand);
+    fresh.links = links_of(cand, n);
     fresh.A = static_cast<int>(cand.size()) + (fresh.split ? 1 : 0);
     fresh.X = static_cast<int>(std::pow(K, fresh.links.size()));
 
@@ -401,16 +403,14 @@ class Mdp final : public PathSelector {
     double states_chosen_ms = -1, states_refined_ms = -1;
     bool shares_kept = false;
     if (split_hops > 0 && !exploring) {
-      std::vector<int> links;
+      std::vector<std::vector<int>> ps;
       for (int i = 0; i < n; ++i) {
         const int pair = ring[i] * n + ring[(i + 1) % n];
-        std::vector<std::vector<int>> ps{d.paths[pair]};
+        ps.push_back(d.paths[pair]);
         for (const Route& r : d.routes[pair]) ps.push_back(r.path);
-        for (const auto& p : ps)
-          for (size_t h = 0; h + 1 < p.size(); ++h) links.push_back(p[h] * n + p[h + 1]);
       }
-      std::sort(links.begin(), links.end());
-      links.erase(std::unique(links.begin(), links.end()), links.end());
+      std::vector<int> links = links_of(ps, n);
+      std::sort(links.begin(), links.end());  // the order likely_states adds its states in, as before
       states = likely_states(ls, b, links, at);
       RingChoice c{expected_ring_seconds(states, ring, d.paths, S, &d.routes), d.paths, d.routes};
       const double chosen = c.seconds;  // with the shares the pairs or the joint step chose
