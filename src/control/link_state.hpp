@@ -167,6 +167,9 @@ class LinkStates {
   void expect_gap(const std::vector<double>& P, const Gap& gap, std::vector<double>& counts) const;
   void refit(int l);                             // every gap counted again (EM)
   void truncate(int l, int64_t step, int k);     // a bound in level k at `step`: belief ≥ k
+  // The least level a lower bound of `gbps` leaves link l: its own, or above it while a level's
+  // measured mean is below gbps / kBoundOver (link_state.cpp).
+  int bound_level(int l, double gbps) const;
   void rebin(int l);                             // rebuild those from series_[l]
 };
 

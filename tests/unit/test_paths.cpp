@@ -604,6 +604,39 @@ TEST(LinkStates, ABoundRulesOutTheLevelsBelowItAndNoMore) {
   EXPECT_GT(gap.transition(0, 1)[0], T[0] + 0.01);
 }
 
+// A bound also rules out its own level when that level's measured mean is under half the bound:
+// the MDP prices a link in a level at the level's mean, and a link seen delivering at least
+// twice it is not there as the model knows it (detour3: a sliver of a split on a→b as it
+// recovered, its goodput a bound in level 0 at over three times that level's mean, left a→b in
+// level 0, and mdp relayed round it while it was clear). Nearer the mean, the level stands.
+TEST(LinkStates, ABoundTwiceALevelsMeanRulesThatLevelOut) {
+  auto congested = [] {
+    LinkStates ls(2, {0, 1.0, 1.0, 0}, {0, 10, 10, 0}, LinkStates::Params{4, 0.5});
+    for (int64_t s = 0; s < 30; ++s) ls.observe(step_with(s, 2, 0, 1, 1.0));
+    ls.observe(step_with(30, 2, 0, 1, 0.05));
+    ls.observe(step_with(31, 2, 0, 1, 0.05));
+    return ls;
+  };
+  LinkStates ls = congested();
+  ASSERT_EQ(ls.last_state(0, 1), 0);
+  ASSERT_NEAR(ls.state_gbps(0, 1)[0], 0.05, 1e-12);
+  // At least 0.2: level 0 of 4 by its figure (under 0.25), four times level 0's mean.
+  const std::vector<double> before = ls.belief(0, 1, 32);
+  ls.observe(untimed(32, 0.2));
+  const std::vector<double> b = ls.belief(0, 1, 32);
+  EXPECT_EQ(b[0], 0.0);
+  double above = 0;
+  for (int k = 1; k < 4; ++k) above += before[k];
+  for (int k = 1; k < 4; ++k) EXPECT_NEAR(b[k], before[k] / above, 1e-12);
+  EXPECT_EQ(ls.transitions_seen(0, 1), 31);  // still no transition learned from a bound
+  // At least 0.08, under twice the mean: level 0 stands, with the chain's odds.
+  LinkStates near = congested();
+  const std::vector<double> odds = near.belief(0, 1, 32);
+  near.observe(untimed(32, 0.08));
+  const std::vector<double> kept = near.belief(0, 1, 32);
+  for (int k = 0; k < 4; ++k) EXPECT_NEAR(kept[k], odds[k], 1e-12) << k;
+}
+
 // The controller reads a step's measurements under the plan that was in force in that step
 // (decisions take effect control.lag steps after they are made).
 TEST(LinkStates, TheViewReadsAStepUnderThePlanInForce) {
