@@ -1,0 +1,262 @@
+#!/usr/bin/python3
+"""slurm_test.py — slurm/train.sbatch end to end on a one-machine Slurm (scripts/slurm-local).
+
+One case per CTest test; each starts its own cluster (its own port) and stops it:
+  train           a 3-rank job trains; its trace equals a scripts/mpirun-local run of the same
+                  config and seed (losses, tokens, corpus offsets, splits, gradient traffic);
+  time_limit      a job with a one-minute time limit: the script's --signal=TERM@120 stops the
+                  ranks with strait's status 3, the trace `interrupted`, the checkpoint at its
+                  last step, and a resubmitted --resume job reproduces the uninterrupted losses;
+  sigterm_shell   SIGTERM to the batch shell alone reaches the ranks the same way (status 3);
+  bad_ntasks      a job whose task count is not the config's world size fails with status 2, a
+                  message naming --ntasks and both counts, and no trace or checkpoint;
+  bench           slurm/bench.sbatch runs bench-paths (narrowed to clear3, direct and oracle) in
+                  a copy of scripts/ and configs/, and its table lands there with both rows.
+Exits 77 (CTest: skipped) with slurm-local's reason where it cannot run (not root, Slurm or munge
+missing).
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import h5py
+import numpy as np
+
+ap = argparse.ArgumentParser()
+ap.add_argument("case")
+ap.add_argument("--strait", required=True)
+ap.add_argument("--source", required=True)
+ap.add_argument("--inside", action="store_true", help="already under scripts/slurm-local")
+args = ap.parse_args()
+STRAIT, SRC = os.path.abspath(args.strait), os.path.abspath(args.source)
+SLURM_LOCAL = os.path.join(SRC, "scripts", "slurm-local")
+SBATCH = os.path.join(SRC, "slurm", "train.sbatch")
+MPIRUN = os.path.join(SRC, "scripts", "mpirun-local")
+CASES = ("train", "time_limit", "sigterm_shell", "bad_ntasks", "bench")
+PORTS = {case: 16917 + 10 * i for i, case in enumerate(CASES)}
+
+if not args.inside:
+    if args.case not in PORTS:
+        print("unknown case", args.case)
+        sys.exit(2)
+    chk = subprocess.run([SLURM_LOCAL, "--check"], capture_output=True, text=True)
+    if chk.returncode == 3:
+        print("SKIPPED:", chk.stderr.strip())
+        sys.exit(77)
+    if chk.returncode != 0:
+        print("FAILED: slurm-local --check:", chk.stdout, chk.stderr)
+        sys.exit(1)
+    # The cluster lives exactly as long as this case; its daemons and folder go with it.
+    cmd = [SLURM_LOCAL, "--port", str(PORTS[args.case]), "--", sys.executable, os.path.abspath(__file__),
+           args.case, "--strait", STRAIT, "--source", SRC, "--inside"]
+    sys.exit(subprocess.run(cmd).returncode)
+
+TMP = tempfile.mkdtemp(prefix="strait-slurm-")
+TINY = """
+[run]
+name = "{name}"
+out_dir = "{out}"
+[[datacenter]]
+name = "a"
+ranks = 1
+[[datacenter]]
+name = "b"
+ranks = 2
+[model]
+layers = 2
+d_model = 32
+heads = 4
+d_ff = 64
+seq_len = 16
+[train]
+global_batch = 6
+steps = {steps}
+lr = 3e-3
+seed = 5
+corpus = "/usr/share/common-licenses"
+log_every = 5
+[checkpoint]
+every = 0
+"""
+
+
+def config(name, steps):
+    path = os.path.join(TMP, name + ".toml")
+    with open(path, "w") as f:
+        f.write(TINY.format(name=name, out=TMP, steps=steps))
+    return path
+
+
+def check(cond, what):
+    if not cond:
+        print("FAILED:", what)
+        sys.exit(1)
+    print("ok:", what)
+
+
+def submit(ntasks, *argv, opts=()):
+    env = dict(os.environ, STRAIT_BIN=STRAIT, STRAIT_HOME=SRC)
+    p = subprocess.run(["sbatch", "--parsable", f"--ntasks={ntasks}", "-o", os.path.join(TMP, "job-%j.out")]
+                       + list(opts) + [SBATCH] + list(argv), capture_output=True, text=True, cwd=TMP, env=env)
+    check(p.returncode == 0, f"sbatch accepts the job ({p.stderr.strip()})")
+    return p.stdout.strip().split(";")[0]
+
+
+def job_state(job):
+    out = subprocess.run(["scontrol", "-o", "show", "job", job], capture_output=True, text=True).stdout
+    state = re.search(r"JobState=(\S+)", out)
+    code = re.search(r"ExitCode=(\d+):(\d+)", out)
+    return (state.group(1) if state else "?"), (int(code.group(1)) if code else -1)
+
+
+def wait_job(job, limit=240):
+    """Polls the job (sbatch --wait polls every 10 s) and returns its exit status and output."""
+    t0 = time.time()
+    while time.time() - t0 < limit:
+        state, code = job_state(job)
+        if state not in ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "?"):
+            break
+        time.sleep(0.2)
+    else:
+        check(False, f"job {job} ended within {limit} s")
+    with open(os.path.join(TMP, f"job-{job}.out")) as f:
+        return code, f.read()
+
+
+def steps_table(path):
+    with h5py.File(path, "r", locking=False) as f:
+        return f["steps"][()], f["meta"].attrs["status"]
+
+
+def mpirun(np_, *argv):
+    p = subprocess.run([MPIRUN, "-np", str(np_), STRAIT] + list(argv), capture_output=True, text=True,
+                       timeout=240)
+    check(p.returncode == 0, f"the mpirun-local reference run ({p.stderr.strip()[-200:]})")
+
+
+def case_train():
+    cfg = config("job", steps=12)
+    job = submit(3, cfg, "--out", os.path.join(TMP, "job.h5"))
+    code, out = wait_job(job)
+    check(code == 0, f"the job exits 0 (exit code {code}; output: {out.strip()[-300:]})")
+    check("3 ranks" in out and "train.sbatch: exit status 0" in out, "its output names the ranks and the status")
+    mpirun(3, "train", "--config", cfg, "--out", os.path.join(TMP, "ref.h5"))
+    sa, status = steps_table(os.path.join(TMP, "job.h5"))
+    sb, _ = steps_table(os.path.join(TMP, "ref.h5"))
+    check(status == "complete" and len(sa) == 12, f"the trace is complete with 12 steps ({status}, {len(sa)})")
+    for field in ("step", "expert", "loss", "tokens"):
+        check(np.array_equal(sa[field], sb[field]), f"srun and mpirun: identical '{field}'")
+    with h5py.File(os.path.join(TMP, "job.h5"), "r", locking=False) as fa, \
+         h5py.File(os.path.join(TMP, "ref.h5"), "r", locking=False) as fb:
+        check(np.array_equal(fa["offsets"][()], fb["offsets"][()]), "identical corpus offsets")
+        check(np.array_equal(fa["ranks"]["split"], fb["ranks"]["split"]), "identical splits")
+        grad_a = fa["links"]["bytes"] - fa["links"]["control_bytes"]
+        grad_b = fb["links"]["bytes"] - fb["links"]["control_bytes"]
+        check(np.array_equal(grad_a, grad_b), "identical gradient traffic per link and step")
+
+
+def wait_for_steps(path, n, job, limit=120):
+    t0 = time.time()
+    while time.time() - t0 < limit:
+        if job_state(job)[0] not in ("PENDING", "CONFIGURING", "RUNNING"):
+            return False
+        try:
+            with h5py.File(path, "r", locking=False) as f:
+                if "steps" in f and len(f["steps"]) >= n:
+                    return True
+        except (OSError, KeyError):
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def interrupted(name, job, limit):
+    """Waits for a job stopped by SIGTERM; checks status 3, the trace and the checkpoint."""
+    code, out = wait_job(job, limit=limit)
+    check(code == 3, f"the job exits with strait's status 3 (got {code}; output: {out.strip()[-300:]})")
+    check("stopped by signal" in out and "train.sbatch: exit status 3" in out, "the output says why")
+    steps, status = steps_table(os.path.join(TMP, name + ".h5"))
+    check(status == "interrupted", f"trace closed as 'interrupted' after {len(steps)} steps")
+    with h5py.File(os.path.join(TMP, name + ".ckpt.h5"), "r", locking=False) as f:
+        nxt = int(f.attrs["next_step"])
+    check(nxt == len(steps) and nxt > 0, f"the checkpoint continues at step {nxt}")
+    return nxt
+
+
+def case_time_limit():
+    # A one-minute job that would run for an hour: the script's own --signal=TERM@120 has Slurm
+    # signal the ranks (at its next time check, within ~30 s), not the time limit's SIGKILL.
+    cfg = config("limit", steps=100000)
+    job = submit(3, cfg, opts=["--time=1"])
+    nxt = interrupted("limit", job, limit=150)
+    short = config("limit", steps=nxt + 4)
+    resumed = os.path.join(TMP, "resumed.h5")
+    job2 = submit(3, short, "--resume", os.path.join(TMP, "limit.ckpt.h5"), "--out", resumed)
+    code, out = wait_job(job2)
+    check(code == 0, f"the --resume job runs to the end ({out.strip()[-300:]})")
+    rsteps, _ = steps_table(resumed)
+    check(list(rsteps["step"]) == list(range(nxt, nxt + 4)), "the resumed trace continues the step numbers")
+    ref = config("ref", steps=nxt + 4)
+    mpirun(3, "train", "--config", ref)
+    fsteps, _ = steps_table(os.path.join(TMP, "ref.h5"))
+    check(np.array_equal(fsteps["loss"][nxt:], rsteps["loss"]), "resumed losses equal the uninterrupted run's")
+
+
+def case_sigterm_shell():
+    # SIGTERM to the batch shell alone (scancel --batch, --signal=B:TERM@...): its trap passes
+    # it to the ranks through Slurm, and the shell waits for their checkpoint.
+    cfg = config("shell", steps=100000)
+    job = submit(3, cfg)
+    check(wait_for_steps(os.path.join(TMP, "shell.h5"), 5, job), "the job runs and writes steps")
+    r = subprocess.run(["scancel", "--signal=TERM", "--batch", job], capture_output=True, text=True)
+    check(r.returncode == 0, f"scancel --signal=TERM --batch ({r.stderr.strip()})")
+    interrupted("shell", job, limit=120)
+
+
+def case_bad_ntasks():
+    cfg = config("bad", steps=5)
+    job = submit(2, cfg)
+    code, out = wait_job(job)
+    check(code == 2, f"the job exits 2 (got {code})")
+    check("--ntasks" in out and "has 2 tasks" in out and "needs 3" in out,
+          f"the message names --ntasks and both counts: {out.strip()}")
+    check(not os.path.exists(os.path.join(TMP, "bad.h5")) and not os.path.exists(os.path.join(TMP, "bad.ckpt.h5")),
+          "no trace or checkpoint was written")
+
+
+def case_bench():
+    # The benchmark writes into the checkout it runs from: give it a copy, not the source tree.
+    home = os.path.join(TMP, "home")
+    for d in ("scripts", "configs"):
+        shutil.copytree(os.path.join(SRC, d), os.path.join(home, d))
+    env = dict(os.environ, STRAIT_HOME=home, STRAIT_BUILD=os.path.dirname(STRAIT), SCENARIOS="clear3",
+               POLICIES="direct oracle", BLP_SCENARIOS="")
+    bench = os.path.join(SRC, "slurm", "bench.sbatch")
+    p = subprocess.run(["sbatch", "--parsable", "-o", os.path.join(TMP, "job-%j.out"), bench, "nosuch"],
+                       capture_output=True, text=True, cwd=TMP, env=env)
+    code, out = wait_job(p.stdout.strip().split(";")[0])
+    check(code == 2 and "no benchmark 'nosuch'" in out, f"an unknown benchmark is refused, exit 2 ({out.strip()})")
+    p = subprocess.run(["sbatch", "--parsable", "-o", os.path.join(TMP, "job-%j.out"), bench, "paths"],
+                       capture_output=True, text=True, cwd=TMP, env=env)
+    check(p.returncode == 0, f"sbatch accepts the bench job ({p.stderr.strip()})")
+    code, out = wait_job(p.stdout.strip().split(";")[0], limit=400)
+    check(code == 0 and "bench-paths exit status 0" in out, f"the bench job exits 0 ({out.strip()[-400:]})")
+    with open(os.path.join(home, "results", "bench", "paths.csv")) as f:
+        rows = [line.split(",") for line in f.read().splitlines()[1:]]
+    check(sorted((r[0], r[2]) for r in rows) == [("clear3", "direct"), ("clear3", "oracle")],
+          f"results/bench/paths.csv holds clear3's direct and oracle rows ({rows})")
+    check(all(int(r[4]) > 100 and float(r[7]) > 0 for r in rows), "each with its steps and a measured tokens/s")
+    with open(os.path.join(home, "results", "bench", "paths.md")) as f:
+        check("| clear3 | sw | direct |" in f.read(), "and the Markdown table has them")
+
+
+try:
+    globals()["case_" + args.case]()
+finally:
+    shutil.rmtree(TMP, ignore_errors=True)  # slurm-local cancels any job of ours on its way out
+print("1 passed, 0 failed")
