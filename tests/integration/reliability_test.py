@@ -21,6 +21,10 @@ import time
 import h5py
 import numpy as np
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tiny import TINY, write_config  # noqa: E402  (the shared tiny job)
+
 ap = argparse.ArgumentParser()
 ap.add_argument("case")
 ap.add_argument("--strait", required=True)
@@ -32,39 +36,9 @@ TMP = tempfile.mkdtemp(prefix="strait-rel-")
 MOUNTS = []  # file systems this case mounted, unmounted at the end
 JOBS = []    # jobs this case started (each in a session of its own), killed at the end
 
-TINY = """
-[run]
-name = "{name}"
-out_dir = "{out}"
-[[datacenter]]
-name = "a"
-ranks = 1
-[[datacenter]]
-name = "b"
-ranks = 2
-[model]
-layers = 2
-d_model = 32
-heads = 4
-d_ff = 64
-seq_len = 16
-[train]
-global_batch = 6
-steps = {steps}
-lr = 3e-3
-seed = 5
-corpus = "/usr/share/common-licenses"
-log_every = 5
-[checkpoint]
-every = {every}
-"""
-
 
 def config(name, steps=20, every=0, extra="", out=None):
-    path = os.path.join(TMP, name + ".toml")
-    with open(path, "w") as f:
-        f.write(TINY.format(name=name, out=out or TMP, steps=steps, every=every) + extra)
-    return path
+    return write_config(TMP, name, steps, every, extra, out)
 
 
 def run(np_, *argv, timeout=240, env=None):

@@ -27,6 +27,10 @@ import time
 import h5py
 import numpy as np
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tiny import write_config  # noqa: E402  (the shared tiny job)
+
 ap = argparse.ArgumentParser()
 ap.add_argument("case")
 ap.add_argument("--strait", required=True)
@@ -57,39 +61,10 @@ if not args.inside:
     sys.exit(subprocess.run(cmd).returncode)
 
 TMP = tempfile.mkdtemp(prefix="strait-slurm-")
-TINY = """
-[run]
-name = "{name}"
-out_dir = "{out}"
-[[datacenter]]
-name = "a"
-ranks = 1
-[[datacenter]]
-name = "b"
-ranks = 2
-[model]
-layers = 2
-d_model = 32
-heads = 4
-d_ff = 64
-seq_len = 16
-[train]
-global_batch = 6
-steps = {steps}
-lr = 3e-3
-seed = 5
-corpus = "/usr/share/common-licenses"
-log_every = 5
-[checkpoint]
-every = 0
-"""
 
 
 def config(name, steps):
-    path = os.path.join(TMP, name + ".toml")
-    with open(path, "w") as f:
-        f.write(TINY.format(name=name, out=TMP, steps=steps))
-    return path
+    return write_config(TMP, name, steps=steps)
 
 
 def check(cond, what):
