@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """slurm_test.py — slurm/train.sbatch end to end on a one-machine Slurm (scripts/slurm-local).
 
-One case per CTest test; each starts its own cluster (its own port) and stops it:
+One case per CTest test; each starts its own cluster (on ports no other holds) and stops it:
   train           a 3-rank job trains; its trace equals a scripts/mpirun-local run of the same
                   config and seed (losses, tokens, corpus offsets, splits, gradient traffic);
-  time_limit      a job with a one-minute time limit: the script's --signal=TERM@120 stops the
-                  ranks with strait's status 3, the trace `interrupted`, the checkpoint at its
+  time_limit      the script asks for SIGTERM a minute or more before the time limit; a job
+                  with a one-minute limit and a 45 s margin ends before its limit (FAILED, not
+                  TIMEOUT) with strait's status 3, the trace `interrupted`, the checkpoint at its
                   last step, and a resubmitted --resume job reproduces the uninterrupted losses;
   sigterm_shell   SIGTERM to the batch shell alone reaches the ranks the same way (status 3);
   bad_ntasks      a job whose task count is not the config's world size fails with status 2, a
@@ -42,10 +43,9 @@ SLURM_LOCAL = os.path.join(SRC, "scripts", "slurm-local")
 SBATCH = os.path.join(SRC, "slurm", "train.sbatch")
 MPIRUN = os.path.join(SRC, "scripts", "mpirun-local")
 CASES = ("train", "time_limit", "sigterm_shell", "bad_ntasks", "bench")
-PORTS = {case: 16917 + 10 * i for i, case in enumerate(CASES)}
 
 if not args.inside:
-    if args.case not in PORTS:
+    if args.case not in CASES:
         print("unknown case", args.case)
         sys.exit(2)
     chk = subprocess.run([SLURM_LOCAL, "--check"], capture_output=True, text=True)
@@ -55,8 +55,9 @@ if not args.inside:
     if chk.returncode != 0:
         print("FAILED: slurm-local --check:", chk.stdout, chk.stderr)
         sys.exit(1)
-    # The cluster lives exactly as long as this case; its daemons and folder go with it.
-    cmd = [SLURM_LOCAL, "--port", str(PORTS[args.case]), "--", sys.executable, os.path.abspath(__file__),
+    # The cluster lives exactly as long as this case (on two ports no other one holds); its
+    # daemons, jobs and folder go with it.
+    cmd = [SLURM_LOCAL, "--", sys.executable, os.path.abspath(__file__),
            args.case, "--strait", STRAIT, "--source", SRC, "--inside"]
     sys.exit(subprocess.run(cmd).returncode)
 
@@ -83,10 +84,18 @@ def submit(ntasks, *argv, opts=()):
 
 
 def job_state(job):
+    """(JobState, exit status): the status is -signal for a job whose script a signal ended."""
     out = subprocess.run(["scontrol", "-o", "show", "job", job], capture_output=True, text=True).stdout
     state = re.search(r"JobState=(\S+)", out)
     code = re.search(r"ExitCode=(\d+):(\d+)", out)
-    return (state.group(1) if state else "?"), (int(code.group(1)) if code else -1)
+    status = -1 if not code else (-int(code.group(2)) if int(code.group(2)) else int(code.group(1)))
+    return (state.group(1) if state else "?"), status
+
+
+LAST_STATE = {}
+# The states of a job that has ended (squeue(1), "JOB STATE CODES"); any other is still going.
+ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
+         "BOOT_FAIL", "DEADLINE")
 
 
 def wait_job(job, limit=240):
@@ -94,11 +103,12 @@ def wait_job(job, limit=240):
     t0 = time.time()
     while time.time() - t0 < limit:
         state, code = job_state(job)
-        if state not in ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "?"):
+        if state in ENDED:
             break
-        time.sleep(0.2)
+        time.sleep(0.3)
     else:
         check(False, f"job {job} ended within {limit} s")
+    LAST_STATE[job] = state
     with open(os.path.join(TMP, f"job-{job}.out")) as f:
         return code, f.read()
 
@@ -138,7 +148,7 @@ def case_train():
 def wait_for_steps(path, n, job, limit=120):
     t0 = time.time()
     while time.time() - t0 < limit:
-        if job_state(job)[0] not in ("PENDING", "CONFIGURING", "RUNNING"):
+        if job_state(job)[0] in ENDED:
             return False
         try:
             with h5py.File(path, "r", locking=False) as f:
@@ -153,7 +163,7 @@ def wait_for_steps(path, n, job, limit=120):
 def interrupted(name, job, limit):
     """Waits for a job stopped by SIGTERM; checks status 3, the trace and the checkpoint."""
     code, out = wait_job(job, limit=limit)
-    check(code == 3, f"the job exits with strait's status 3 (got {code}; output: {out.strip()[-300:]})")
+    check(code == 3, f"the job exits with strait's status 3 (got {code}, {LAST_STATE[job]}; output: {out.strip()[-300:]})")
     check("stopped by signal" in out and "train.sbatch: exit status 3" in out, "the output says why")
     steps, status = steps_table(os.path.join(TMP, name + ".h5"))
     check(status == "interrupted", f"trace closed as 'interrupted' after {len(steps)} steps")
@@ -164,11 +174,21 @@ def interrupted(name, job, limit):
 
 
 def case_time_limit():
-    # A one-minute job that would run for an hour: the script's own --signal=TERM@120 has Slurm
-    # signal the ranks (at its next time check, within ~30 s), not the time limit's SIGKILL.
+    # The script asks for SIGTERM to its ranks ahead of the time limit, by a margin of a minute
+    # or more (a step and a checkpoint of a large model).
+    with open(SBATCH) as f:
+        margin = re.search(r"(?m)^#SBATCH --signal=TERM@(\d+)$", f.read())
+    check(margin and int(margin.group(1)) >= 60, "train.sbatch asks for SIGTERM a minute or more before its limit")
+    # A one-minute job that would run for an hour, its margin 45 s so that the signal is due
+    # after the ranks have started (the default's 120 s would be due at once): Slurm signals
+    # the ranks at its next time check, and the job ends before its limit (FAILED, exit 3),
+    # not at it (TIMEOUT).
     cfg = config("limit", steps=100000)
-    job = submit(3, cfg, opts=["--time=1"])
+    t0 = time.time()
+    job = submit(3, cfg, opts=["--time=1", "--signal=TERM@45"])
     nxt = interrupted("limit", job, limit=150)
+    check(LAST_STATE[job] == "FAILED" and time.time() - t0 < 60,
+          f"the job ended by the early signal ({LAST_STATE[job]} after {time.time() - t0:.0f} s), not the limit")
     short = config("limit", steps=nxt + 4)
     resumed = os.path.join(TMP, "resumed.h5")
     job2 = submit(3, short, "--resume", os.path.join(TMP, "limit.ckpt.h5"), "--out", resumed)
@@ -214,6 +234,7 @@ def case_bench():
     bench = os.path.join(SRC, "slurm", "bench.sbatch")
     p = subprocess.run(["sbatch", "--parsable", "-o", os.path.join(TMP, "job-%j.out"), bench, "nosuch"],
                        capture_output=True, text=True, cwd=TMP, env=env)
+    check(p.returncode == 0, f"sbatch accepts the job ({p.stderr.strip()})")
     code, out = wait_job(p.stdout.strip().split(";")[0])
     check(code == 2 and "no benchmark 'nosuch'" in out, f"an unknown benchmark is refused, exit 2 ({out.strip()})")
     p = subprocess.run(["sbatch", "--parsable", "-o", os.path.join(TMP, "job-%j.out"), bench, "paths"],
@@ -230,8 +251,21 @@ def case_bench():
         check("| clear3 | sw | direct |" in f.read(), "and the Markdown table has them")
 
 
+def cancel_all():
+    """Ends every job of this cluster before TMP goes: a live rank would write into it again."""
+    jobs = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout.split()
+    if jobs:
+        subprocess.run(["scancel", "--full", "--signal=KILL"] + jobs)
+        subprocess.run(["scancel"] + jobs)
+        for _ in range(100):
+            if not subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout.split():
+                break
+            time.sleep(0.1)
+
+
 try:
     globals()["case_" + args.case]()
 finally:
-    shutil.rmtree(TMP, ignore_errors=True)  # slurm-local cancels any job of ours on its way out
+    cancel_all()
+    shutil.rmtree(TMP, ignore_errors=True)
 print("1 passed, 0 failed")
