@@ -22,7 +22,9 @@ build: configure
 run: build
 	@$(MPIRUN) -np $(NP) $(BUILD)/strait train --config $(CONFIG) --force
 
+# The tests of slurm/ start a one-machine Slurm (scripts/slurm-local): its packages come here.
 test: build
+	@bash scripts/install-deps slurm
 	@cd $(BUILD) && ctest --output-on-failure --timeout 900
 
 # The checking tree (docs/reliability.md): clang, ASan + UBSan, the libFuzzer targets. `sanitize`
