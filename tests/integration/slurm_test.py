@@ -4,6 +4,9 @@
 One case per CTest test; each starts its own cluster (on ports no other holds) and stops it:
   train           a 3-rank job trains; its trace equals a scripts/mpirun-local run of the same
                   config and seed (losses, tokens, corpus offsets, splits, gradient traffic);
+  nodes           on two nodes (network namespaces of their own, joined by veths), a job of
+                  --nodes=2 --ntasks-per-node=2 puts each datacenter of 2 ranks on a node of
+                  its own, and its trace equals an mpirun-local run's;
   time_limit      the script asks for SIGTERM a minute or more before the time limit; a job
                   with a one-minute limit and a 45 s margin ends before its limit (FAILED, not
                   TIMEOUT) with strait's status 3, the trace `interrupted`, the checkpoint at its
@@ -42,7 +45,8 @@ STRAIT, SRC = os.path.abspath(args.strait), os.path.abspath(args.source)
 SLURM_LOCAL = os.path.join(SRC, "scripts", "slurm-local")
 SBATCH = os.path.join(SRC, "slurm", "train.sbatch")
 MPIRUN = os.path.join(SRC, "scripts", "mpirun-local")
-CASES = ("train", "time_limit", "sigterm_shell", "bad_ntasks", "bench")
+CASES = ("train", "nodes", "time_limit", "sigterm_shell", "bad_ntasks", "bench")
+NODES = {"nodes": 2}  # cases on a cluster of several nodes (slurm-local --nodes); others have one
 
 if not args.inside:
     if args.case not in CASES:
@@ -57,7 +61,7 @@ if not args.inside:
         sys.exit(1)
     # The cluster lives exactly as long as this case (on two ports no other one holds); its
     # daemons, jobs and folder go with it.
-    cmd = [SLURM_LOCAL, "--", sys.executable, os.path.abspath(__file__),
+    cmd = [SLURM_LOCAL, "--nodes", str(NODES.get(args.case, 1)), "--", sys.executable, os.path.abspath(__file__),
            args.case, "--strait", STRAIT, "--source", SRC, "--inside"]
     sys.exit(subprocess.run(cmd).returncode)
 
@@ -158,6 +162,28 @@ def wait_for_steps(path, n, job, limit=120):
             pass
         time.sleep(0.2)
     return False
+
+
+def case_nodes():
+    # Two datacenters of 2 ranks: strait gives them ranks 0-1 and 2-3, Slurm fills node1 then
+    # node2, so each datacenter has a node, and the inter-datacenter traffic crosses the veths.
+    cfg = config("nodes", steps=12)
+    with open(cfg) as f:
+        text = f.read()
+    with open(cfg, "w") as f:
+        f.write(text.replace('name = "a"\nranks = 1', 'name = "a"\nranks = 2').replace("global_batch = 6", "global_batch = 8"))
+    job = submit(4, cfg, "--out", os.path.join(TMP, "nodes.h5"), opts=["--nodes=2", "--ntasks-per-node=2"])
+    code, out = wait_job(job)
+    check(code == 0, f"the job exits 0 (exit code {code}; output: {out.strip()[-300:]})")
+    check(re.search(r"(?m)^datacenter a .*hosts: node1 node1$", out) is not None and
+          re.search(r"(?m)^datacenter b .*hosts: node2 node2$", out) is not None,
+          "datacenter a runs on node1, b on node2 (strait's rank map)")
+    mpirun(4, "train", "--config", cfg, "--out", os.path.join(TMP, "ref.h5"))
+    sa, status = steps_table(os.path.join(TMP, "nodes.h5"))
+    sb, _ = steps_table(os.path.join(TMP, "ref.h5"))
+    check(status == "complete" and len(sa) == 12, f"the trace is complete with 12 steps ({status}, {len(sa)})")
+    for field in ("loss", "tokens"):
+        check(np.array_equal(sa[field], sb[field]), f"two nodes and mpirun on one: identical '{field}'")
 
 
 def interrupted(name, job, limit):

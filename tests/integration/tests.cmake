@@ -36,10 +36,11 @@ foreach(case validate_is_truth corpus_exact messages report_fifo concurrent_forc
 endforeach()
 
 # slurm/*.sbatch on a one-machine Slurm that each case starts and stops (scripts/slurm-local,
-# its own port per case): a job equal to mpirun's, a time limit that ends in a checkpoint and a
-# --resume, SIGTERM to the batch shell, a wrong --ntasks, a benchmark table. Exits 77 (skipped,
-# with the reason) without root or the Slurm packages. About 2 minutes in all (docs/slurm.md).
-foreach(case train time_limit sigterm_shell bad_ntasks bench)
+# on ports no other holds): a job equal to mpirun's, a job over two nodes (network namespaces) a
+# datacenter each, a time limit that ends in a checkpoint and a --resume, SIGTERM to the batch
+# shell, a wrong --ntasks, a benchmark table. Exits 77 (skipped, with the reason) without root or
+# the Slurm packages. About 2 minutes in all (docs/slurm.md).
+foreach(case train nodes time_limit sigterm_shell bad_ntasks bench)
   add_test(NAME slurm_${case}
            COMMAND ${STRAIT_PY} ${CMAKE_CURRENT_LIST_DIR}/slurm_test.py ${case}
                    --strait $<TARGET_FILE:strait> --source ${CMAKE_SOURCE_DIR})
