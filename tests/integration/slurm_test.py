@@ -20,6 +20,7 @@ Exits 77 (CTest: skipped) with slurm-local's reason where it cannot run (not roo
 missing).
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -52,7 +53,8 @@ if not args.inside:
     if args.case not in CASES:
         print("unknown case", args.case)
         sys.exit(2)
-    chk = subprocess.run([SLURM_LOCAL, "--check"], capture_output=True, text=True)
+    nodes = ["--nodes", str(NODES.get(args.case, 1))]
+    chk = subprocess.run([SLURM_LOCAL] + nodes + ["--check"], capture_output=True, text=True)
     if chk.returncode == 3:
         print("SKIPPED:", chk.stderr.strip())
         sys.exit(77)
@@ -61,9 +63,30 @@ if not args.inside:
         sys.exit(1)
     # The cluster lives exactly as long as this case (on two ports no other one holds); its
     # daemons, jobs and folder go with it.
-    cmd = [SLURM_LOCAL, "--nodes", str(NODES.get(args.case, 1)), "--", sys.executable, os.path.abspath(__file__),
-           args.case, "--strait", STRAIT, "--source", SRC, "--inside"]
-    sys.exit(subprocess.run(cmd).returncode)
+    cmd = [SLURM_LOCAL] + nodes + ["--", sys.executable, os.path.abspath(__file__),
+                                   args.case, "--strait", STRAIT, "--source", SRC, "--inside"]
+
+    def machine():
+        """What the cluster must leave as it was: links, named namespaces, hostname, hosts, mounts."""
+        links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+        names = sorted(line.split(":")[1].strip().split("@")[0] for line in links.splitlines())
+        netns = sorted(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else None
+        with open("/etc/hosts", "rb") as f:
+            hosts = f.read()
+        with open("/proc/self/mountinfo") as f:
+            mounts = len(f.read().splitlines())
+        return {"links": names, "/run/netns": netns, "hostname": os.uname().nodename, "/etc/hosts": hosts,
+                "mounts": mounts}
+    before = machine()
+    rc = subprocess.run(cmd).returncode
+    after = machine()
+    if rc == 0:
+        for what in before:
+            if before[what] != after[what]:
+                print(f"FAILED: the cluster changed the machine's {what}: {before[what]!r} -> {after[what]!r}")
+                sys.exit(1)
+        print("ok: the machine's links, named namespaces, hostname, /etc/hosts and mounts are as before")
+    sys.exit(rc)
 
 TMP = tempfile.mkdtemp(prefix="strait-slurm-")
 
@@ -170,8 +193,28 @@ def case_nodes():
     cfg = config("nodes", steps=12)
     with open(cfg) as f:
         text = f.read()
+    two = text.replace('name = "a"\nranks = 1', 'name = "a"\nranks = 2').replace("global_batch = 6", "global_batch = 8")
+    check(two.count("ranks = 2") == 2 and "global_batch = 8" in two, "a config of two datacenters of 2 ranks")
     with open(cfg, "w") as f:
-        f.write(text.replace('name = "a"\nranks = 1', 'name = "a"\nranks = 2').replace("global_batch = 6", "global_batch = 8"))
+        f.write(two)
+    # Each node a network of its own: the nodes' namespaces differ, at 10.77.0.1 and .2.
+    r = subprocess.run(["srun", "--nodes=2", "--ntasks-per-node=1", "sh", "-c",
+                        "echo $(hostname) $(readlink /proc/self/ns/net) $(ip -4 -o addr show eth0 | awk '{print $4}')"],
+                       capture_output=True, text=True, timeout=60)
+    seen = sorted(r.stdout.split("\n")[:2])
+    check(len(seen) == 2 and seen[0].split()[0] == "node1" and seen[1].split()[0] == "node2" and
+          seen[0].split()[1] != seen[1].split()[1] and seen[0].split()[2] == "10.77.0.1/24" and
+          seen[1].split()[2] == "10.77.0.2/24", f"node1 and node2 have networks of their own: {seen}")
+
+    def veth_bytes():
+        """Bytes through node1's and node2's veths, seen from the bridge's side."""
+        total = 0
+        for k in (1, 2):  # ip, not /sys/class/net: this sysfs is the machine's network's
+            out = subprocess.run(["ip", "-j", "-s", "link", "show", "dev", f"v{k}"], capture_output=True, text=True)
+            stats = json.loads(out.stdout)[0]["stats64"]
+            total += stats["rx"]["bytes"] + stats["tx"]["bytes"]
+        return total
+    v0 = veth_bytes()
     job = submit(4, cfg, "--out", os.path.join(TMP, "nodes.h5"), opts=["--nodes=2", "--ntasks-per-node=2"])
     code, out = wait_job(job)
     check(code == 0, f"the job exits 0 (exit code {code}; output: {out.strip()[-300:]})")
@@ -182,6 +225,11 @@ def case_nodes():
     sa, status = steps_table(os.path.join(TMP, "nodes.h5"))
     sb, _ = steps_table(os.path.join(TMP, "ref.h5"))
     check(status == "complete" and len(sa) == 12, f"the trace is complete with 12 steps ({status}, {len(sa)})")
+    with h5py.File(os.path.join(TMP, "nodes.h5"), "r", locking=False) as f:
+        wan = int(f["links"]["bytes"][()].sum())
+    crossed = veth_bytes() - v0
+    check(wan > 0 and crossed >= wan, f"the inter-datacenter traffic crossed the veths ({crossed} bytes there, "
+          f"{wan} in the trace's links)")
     for field in ("loss", "tokens"):
         check(np.array_equal(sa[field], sb[field]), f"two nodes and mpirun on one: identical '{field}'")
 
