@@ -210,7 +210,7 @@ def wait_for_steps(path, n, proc, limit=120):
             with h5py.File(path, "r", locking=False) as f:
                 if "steps" in f and len(f["steps"]) >= n:
                     return True
-        except (OSError, KeyError):
+        except (OSError, KeyError, RuntimeError):  # met the writer mid-flush (docs/trace.md): open again
             pass
         time.sleep(0.2)
     return False

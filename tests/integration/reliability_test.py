@@ -71,7 +71,7 @@ def steps_in(path):
     try:
         with h5py.File(path, "r", locking=False) as f:
             return len(f["steps"]) if "steps" in f else 0
-    except (OSError, KeyError):
+    except (OSError, KeyError, RuntimeError):  # met the writer mid-flush (docs/trace.md): open again
         return -1
 
 
