@@ -38,7 +38,8 @@ ControlLink::ControlLink(const Topology& t, Transport& tr, bool threaded, Decide
   l.field(&LinkCounters::bytes).field(&LinkCounters::control_bytes)
       .field(&LinkCounters::wire_ms).field(&LinkCounters::latency_ms)
       .field(&LinkCounters::latency_samples).field(&LinkCounters::stream_bytes)
-      .field(&LinkCounters::stream_ms).field(&LinkCounters::queued_ms)
+      .field(&LinkCounters::stream_ms).field(&LinkCounters::backed_bytes)
+      .field(&LinkCounters::backed_ms).field(&LinkCounters::queued_ms)
       .field(&LinkCounters::shaper_busy_ms);
   counters_ = MpiType(l.commit());
 
@@ -179,6 +180,7 @@ void ControlLink::round(const Posted& p) {
           s.wire_ms += c.wire_ms, s.latency_ms += c.latency_ms;
           s.latency_samples += c.latency_samples, s.queued_ms += c.queued_ms;
           s.stream_bytes += c.stream_bytes, s.stream_ms += c.stream_ms;
+          s.backed_bytes += c.backed_bytes, s.backed_ms += c.backed_ms;
           s.shaper_busy_ms += c.shaper_busy_ms;
         }
       }

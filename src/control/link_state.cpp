@@ -260,10 +260,14 @@ void LinkStates::rebin(int l) {
 }
 
 void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
-  // The streaming rate each link measured in this step (0: none), for the pacing test.
+  // The rate each link measured in this step (0: none), for the pacing test: backed where a
+  // first hop's flow streamed on it, else its streaming rate.
   std::vector<double> rate(static_cast<size_t>(n_) * n_, 0.0);
-  for (int l = 0; l < n_ * n_ && l < static_cast<int>(r.links.size()); ++l)
-    if (r.links[l].stream_ms > 0 && r.links[l].stream_bytes > 0) rate[l] = r.links[l].stream_gbps();
+  for (int l = 0; l < n_ * n_ && l < static_cast<int>(r.links.size()); ++l) {
+    const LinkStep& m = r.links[l];
+    if (m.backed_ms > 0 && m.backed_bytes > 0) rate[l] = m.backed_gbps();
+    else if (m.stream_ms > 0 && m.stream_bytes > 0) rate[l] = m.stream_gbps();
+  }
   for (int s = 0; s < n_; ++s)
     for (int d = 0; d < n_; ++d) {
       const int l = s * n_ + d;
@@ -289,6 +293,8 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
       // Above what the link is believed to deliver, or above its best so far.
       auto above_belief = [&](double g) { return g > believed || g > ref_[l]; };
       const bool streamed = m.stream_ms > 0 && m.stream_bytes > 0;
+      // A first hop's flow streamed: the link's own rate, whatever else crossed it (see the top).
+      const bool backed = m.backed_ms > 0 && m.backed_bytes > 0;
       // Sync bytes but no streaming rate: the flows were over before their chunks could be
       // timed — a fast link. Their goodput (latency included) is a lower bound on its rate:
       // without it a link carrying a fast part of a split was never measured, its belief drifted
@@ -304,9 +310,9 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
         only_truncate(m.goodput_gbps());
         continue;
       }
-      const double g = streamed ? m.stream_gbps() : m.goodput_gbps();
+      const double g = backed ? m.backed_gbps() : streamed ? m.stream_gbps() : m.goodput_gbps();
       bool bound = !streamed;
-      if (streamed && carried && !carried->upstream[l].empty()) {
+      if (!backed && streamed && carried && !carried->upstream[l].empty()) {
         // What the hops before it let through: per relayed flow, its slowest upstream link's
         // rate over that link's flows; the link's own rate counts all its flows together.
         const int here = std::max(1, carried->flows[l]);

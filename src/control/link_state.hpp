@@ -1,8 +1,13 @@
 // link_state.hpp — what the controller believes about each directed link, learned online from
 // the wire measurements of completed steps (view.history() links: docs/trace.md /links). Per link:
-//   capacity   the streaming rate measured at the wire (stream_gbps: a flow's bytes after its
-//              first chunk over first-to-last arrival), last value and an EWMA; before the first
-//              measurement, the configured capacity (the prior, named so);
+//   capacity   the rate measured at the wire, last value and an EWMA: where a flow from a
+//              sender that had all its bytes (its path's first hop) streamed on the link, the
+//              backed rate (backed_gbps: every chunk that arrived meanwhile, whichever flow, over
+//              that flow's first-to-last arrival — the link kept busy by its sender, so its own
+//              rate, exact whatever was relayed beside it); else the streaming rate (stream_gbps:
+//              the flows' bytes after their first chunk over the union of their first-to-last
+//              arrivals), read through the pacing test below; before the first measurement, the
+//              configured capacity (the prior, named so);
 //   latency    one-way latency from small messages (controller replies and reports): the least
 //              of the last 16 steps' samples (a windowed minimum, as TCP BBR's min-RTT filter),
 //              since a message that queued behind sync bytes measured the queue too, and the
@@ -43,7 +48,10 @@
 //              mean, or its best so far: a recovery seen through a relay) as a floor on the
 //              link's level and a candidate for its reference, not as a level's capacity; when
 //              not, it only rules out the levels below its own; ignored on a link never
-//              measured before. A link that carried flows of its own too is read the same way
+//              measured before. A link with a backed rate is not paced (its own flow kept it
+//              busy) and the upstream links' rates in the test are their backed rates where
+//              they have one. A link that carried flows of its own too, but none of them timed
+//              (no backed rate), is read the same way as a relayed-only one
 //              when one of its relayed flows was let through under kPaced × its part of the
 //              link (the believed rate over the link's flows) and the link still carried at
 //              least kPaced × that pace for every flow (its streaming lasted as long as that

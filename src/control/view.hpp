@@ -56,11 +56,15 @@ struct LinkStep {
   double latency_ms = 0;       // mean one-way time of small one-chunk messages (0 without samples)
   double latency_samples = 0;
   double stream_bytes = 0, stream_ms = 0;  // multi-chunk flows after their first chunk
+  double backed_bytes = 0, backed_ms = 0;  // every chunk while a first hop's flow streamed
   double queued_ms = 0;        // waiting behind other flows' chunks (software shaper only)
   double shaper_busy_ms = 0;   // the software shaper's reservations
   double goodput_gbps() const { return wire_ms > 0 ? bytes * 8 / (wire_ms * 1e6) : 0.0; }
   // The link's delivery rate while flows streamed (latency excluded); 0 without such a flow.
   double stream_gbps() const { return stream_ms > 0 ? stream_bytes * 8 / (stream_ms * 1e6) : 0.0; }
+  // The link's delivery rate while a flow from a sender that had all its bytes streamed on it
+  // (net/transport.hpp, LinkCounters): its rate, not a relayed flow's pace; 0 without one.
+  double backed_gbps() const { return backed_ms > 0 ? backed_bytes * 8 / (backed_ms * 1e6) : 0.0; }
   // Configured figures at the end of the iteration (not measurements; for the trace).
   double configured_gbps = 0, configured_latency_ms = 0, enforced_gbps = 0;
 };

@@ -102,6 +102,7 @@ struct InFlow {
   std::vector<double> posted_at;           // per chunk: when its receive was posted
   MPI_Request header = MPI_REQUEST_NULL;
   bool header_done = false, recorded = false;
+  bool first_hop = false;  // the hop from the transfer's sender, which had all its bytes
 };
 
 // One outgoing flow of this DC: its own transfer (from sbuf) or a relayed one (from the
@@ -164,6 +165,7 @@ Transport::Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario
   counters_.assign(n_ * n_, LinkCounters{});
   wire_.assign(n_ * n_, {});
   stream_.assign(n_ * n_, {});
+  backed_.assign(n_ * n_, {});
   for (int s = 0; s < n_; ++s)
     for (int d = 0; d < n_; ++d)
       if (const LinkSchedule* l = scenario_->link(s, d))
@@ -279,6 +281,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     if (h > 0) {  // receive: final, or to forward
       InFlow in;
       in.prev_dc = x.path[h - 1];
+      in.first_hop = h == 1;
       in.tag = tag;
       in.dst = h + 1 == x.path.size() ? static_cast<char*>(x.rbuf)
                                       : (relay_buf[xi].resize(x.bytes), relay_buf[xi].data());
@@ -322,6 +325,20 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   std::vector<LinkCounters> mine(n_ * n_);       // this call's counters, merged at the end
   std::vector<std::pair<int, std::pair<double, double>>> intervals;  // (link, wire interval)
   std::vector<std::pair<int, std::pair<double, double>>> streams;    // (link, streaming interval)
+  // Backed: a flow on its path's first hop streams from a sender that had every byte, so while it
+  // streams the link is never idle for want of bytes — the delivery rate then is the link's (as
+  // BBR marks the delivery-rate samples of a sender that had data to send). Every chunk that
+  // arrives over the link in such an interval counts, whichever flow it belongs to: a relayed
+  // flow's chunks share the link's rate, while its own streaming interval (paced by the hops
+  // before it, it may trickle through the whole exchange) would stretch stream_ms's union and
+  // read a busy link as congested (markov3: clear links read at 0.08–0.27 of their capacity).
+  std::vector<std::pair<int, std::pair<double, double>>> backed;     // (link, first hop's interval)
+  struct Arrival {
+    int link;
+    double at;     // when this receiver found it complete (rank 0's clock)
+    double bytes;
+  };
+  std::vector<Arrival> arrived;                                      // every chunk received
   for (;;) {
     bool all_done = true;
     double next_event = 1e300;
@@ -341,6 +358,8 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         else if (live)
           in.last_live = in.done, in.last_live_at = at, in.last_live_err = at - in.miss_at;
         in.miss_at = -1;
+        arrived.push_back({in.prev_dc * n_ + self, at,
+                           static_cast<double>(chunk_len(in.bytes, in.chunk, in.done))});
         ++in.done;
       }
       post_more(in);
@@ -368,6 +387,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           const size_t to = std::min(in.bytes, (in.last_live + 1) * in.chunk);
           mine[l].stream_bytes += static_cast<double>(to - from);
           streams.push_back({l, {in.watched_at, in.last_live_at}});
+          if (in.first_hop) backed.push_back({l, {in.watched_at, in.last_live_at}});
         }
         in.recorded = true;
       }
@@ -446,17 +466,31 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   if (box && !box->threaded()) box->flush();
   for (auto& f : flows) sends.push_back(f.header);
   MPI_CHECK(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
+  // The backed intervals per link, merged, and the bytes that arrived inside them (after an
+  // interval's first chunk, up to its last, as for stream_bytes).
+  std::sort(backed.begin(), backed.end());
+  std::vector<std::pair<int, std::pair<double, double>>> merged;
+  for (const auto& [l, iv] : backed) {
+    if (!merged.empty() && merged.back().first == l && iv.first <= merged.back().second.second)
+      merged.back().second.second = std::max(merged.back().second.second, iv.second);
+    else
+      merged.push_back({l, iv});
+  }
+  for (const auto& [l, iv] : merged)
+    for (const Arrival& a : arrived)
+      if (a.link == l && a.at > iv.first && a.at <= iv.second) mine[l].backed_bytes += a.bytes;
   std::lock_guard<std::mutex> lock(mu_);
   for (int l = 0; l < n_ * n_; ++l) {
     LinkCounters& c = counters_[l];
     c.bytes += mine[l].bytes, c.control_bytes += mine[l].control_bytes;
     c.latency_ms += mine[l].latency_ms;
     c.latency_samples += mine[l].latency_samples, c.queued_ms += mine[l].queued_ms;
-    c.stream_bytes += mine[l].stream_bytes;
+    c.stream_bytes += mine[l].stream_bytes, c.backed_bytes += mine[l].backed_bytes;
     c.shaper_busy_ms += mine[l].shaper_busy_ms;
   }
   for (const auto& [l, iv] : intervals) wire_[l].push_back(iv);
   for (const auto& [l, iv] : streams) stream_[l].push_back(iv);
+  for (const auto& [l, iv] : merged) backed_[l].push_back(iv);
 }
 
 void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sbytes, int dst,
@@ -526,6 +560,9 @@ std::vector<LinkCounters> Transport::take_counters() {
     // Two flows streaming at once on a link each get about half of it: their union, not the sum
     // of their times, makes stream_gbps the link's rate rather than a flow's share of it.
     out[l].stream_ms = union_s(stream_[l]) * 1e3;
+    // Two calls on one link at once (two experts' overlapped syncs) each counted only their own
+    // chunks in their intervals: where those overlap, the figure reads low.
+    out[l].backed_ms = union_s(backed_[l]) * 1e3;
     counters_[l] = LinkCounters{};
   }
   return out;

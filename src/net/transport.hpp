@@ -44,6 +44,14 @@ struct LinkCounters {
                                // arrivals: the link's delivery rate while flows streamed,
                                // latency excluded, concurrent flows counted together (a link's
                                // rate, not one flow's share of it; transport.cpp, InFlow)
+  double backed_bytes = 0;     // receiver: bytes of every chunk (of any flow) that arrived while
+  double backed_ms = 0;        // a flow whose sender had all its bytes — the first hop of its
+                               // path — streamed on the link, over the union of those flows'
+                               // streaming intervals: the link's rate while its sender kept it
+                               // busy. A flow relayed onto the link alongside arrives at the
+                               // pace of the hops before it; it shares this figure's bytes and
+                               // cannot stretch its time, as it stretches stream_ms's union
+                               // (transport.cpp, Backed)
   double queued_ms = 0;        // sender: time its chunks waited for the link behind other flows'
                                // chunks (software shaper; not observable under tc: 0)
   double shaper_busy_ms = 0;   // sender: the software shaper's own reservations of the link
@@ -157,6 +165,7 @@ class Transport {
   std::vector<LinkCounters> counters_;
   std::vector<std::vector<std::pair<double, double>>> wire_;
   std::vector<std::vector<std::pair<double, double>>> stream_;  // per link: streaming intervals
+  std::vector<std::vector<std::pair<double, double>>> backed_;  // per link: first hops' streaming
 };
 
 }  // namespace strait

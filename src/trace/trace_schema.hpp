@@ -17,7 +17,8 @@ namespace strait::trace_schema {
 // flows) beside configured and enforced figures; the controller's traffic crosses the links.
 // 4: /ranks.speed, reduce_ms (the DC's reductions inside compute_ms) and reshard_ms; /forecasts
 // (each rank's forecast load against the load that came).
-constexpr int32_t kSchemaVersion = 4;
+// 5: /links.backed_gbps (the delivery rate while a first hop's flow streamed).
+constexpr int32_t kSchemaVersion = 5;
 
 // DecisionRow as HDF5 sees it: variable-length strings are char pointers.
 struct DecisionRec {

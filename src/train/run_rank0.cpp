@@ -70,6 +70,7 @@ Reply Run::on_round(const ControlLink::Gathered& g, std::vector<char>& plan_byte
       l.wire_ms = c.wire_ms, l.queued_ms = c.queued_ms;
       l.latency_samples = c.latency_samples, l.shaper_busy_ms = c.shaper_busy_ms;
       l.stream_bytes = c.stream_bytes, l.stream_ms = c.stream_ms;
+      l.backed_bytes = c.backed_bytes, l.backed_ms = c.backed_ms;
       l.latency_ms = c.latency_samples > 0 ? c.latency_ms / c.latency_samples : 0.0;
       l.configured_gbps = transport_->capacity_gbps(a, b);
       l.enforced_gbps = transport_->emulated_gbps(a, b);
@@ -149,6 +150,7 @@ void Run::trace_step(const StepRecord& r, const std::vector<ForecastRow>& foreca
         const LinkStep& l = r.links[a * n + b];
         lr.push_back(LinkRow{r.step, a, b, l.bytes, l.control_bytes, l.wire_ms, l.goodput_gbps(),
                              l.stream_ms > 0 ? l.stream_gbps() : none,
+                             l.backed_ms > 0 ? l.backed_gbps() : none,
                              l.latency_samples > 0 ? l.latency_ms : none,
                              static_cast<int64_t>(l.latency_samples),
                              shaped ? l.queued_ms : none, shaped ? l.shaper_busy_ms : none,

@@ -487,6 +487,56 @@ TEST(LinkStates, ALinkWithFlowsOfItsOwnIsPacedByATricklingRelayedOne) {
   EXPECT_NEAR(by_design.last_gbps(0, 2), 0.05, 1e-12);
 }
 
+// A link on which a flow of its own streamed has a backed rate (the transport counts every chunk
+// that arrived while that flow streamed): the link's own rate, whatever a relayed flow beside it
+// did. The pacing test above is then not needed, and not applied: the same detour3 step with a
+// backed rate of 0.95 says "a→c clear" at once, and a backed 0.05 says "a→c congested" even
+// while its upstream trickles (where the streaming rate alone could not tell the two apart).
+TEST(LinkStates, ABackedRateIsTheLinksOwnWhateverIsRelayedBesideIt) {
+  const Carriage c(3, {{0, 2, 1}, {1, 0, 2}});  // 0→2: its own flow and 1→0→2 relayed
+  auto step = [](int64_t s, double up, double link, double backed) {
+    StepRecord r = step_with(s, 3, 1, 0, up);
+    r.links[0 * 3 + 2] = step_with(s, 3, 0, 2, link).links[0 * 3 + 2];
+    if (backed > 0) {
+      r.links[0 * 3 + 2].backed_bytes = 1e6;
+      r.links[0 * 3 + 2].backed_ms = 1e6 * 8 / (backed * 1e6);
+    }
+    return r;
+  };
+  const std::vector<double> ones{0, 1, 1, 1, 0, 1, 1, 1, 0};
+  LinkStates ls(3, ones, std::vector<double>(9, 10.0), LinkStates::Params{4, 0.5});
+  ls.observe(step(0, 1.0, 1.0, 1.0), &c);
+  EXPECT_EQ(ls.last_state(0, 2), 3);
+  // 1→0 at 0.05, the relayed flow trickles through the whole step and stretches the link's
+  // streaming union (0.09), but while 0→2's own flow streamed the link delivered 0.95: an exact
+  // sample at 0.95, in the top level.
+  ls.observe(step(1, 0.05, 0.09, 0.95), &c);
+  EXPECT_EQ(ls.last_measured_step(0, 2), 1);
+  EXPECT_NEAR(ls.last_gbps(0, 2), 0.95, 1e-12);
+  EXPECT_EQ(ls.last_state(0, 2), 3);
+  // Congested itself while its upstream trickles: the pacing test alone would call a streaming
+  // 0.09 "held back" and learn nothing; the backed 0.05 is taken as the link's level.
+  ls.observe(step(2, 0.05, 0.09, 0.05), &c);
+  EXPECT_EQ(ls.last_measured_step(0, 2), 2);
+  EXPECT_NEAR(ls.last_gbps(0, 2), 0.05, 1e-12);
+  EXPECT_EQ(ls.last_state(0, 2), 0);
+  // An upstream link's backed rate is also what the pacing test of the hop after it reads: a
+  // relayed-only 0→2 (1→0→2) streaming at 0.05 while 1→0's first hop delivered 0.05 was paced
+  // (ignored: below what 0→2 is believed at), though 1→0's streaming rate, made to disagree
+  // here, says 1.0 and would make 0→2 the bottleneck.
+  const Carriage relay(3, {{1, 0, 2}});
+  LinkStates r2(3, ones, std::vector<double>(9, 10.0), LinkStates::Params{4, 0.5});
+  r2.observe(step(0, 1.0, 1.0, 1.0), &c);
+  EXPECT_EQ(r2.last_measured_step(0, 2), 0);
+  StepRecord b = step(1, 1.0, 0.05, 0);
+  b.links[1 * 3 + 0].backed_bytes = 1e6;
+  b.links[1 * 3 + 0].backed_ms = 1e6 * 8 / (0.05 * 1e6);
+  r2.observe(b, &relay);
+  EXPECT_EQ(r2.last_measured_step(0, 2), 0);
+  EXPECT_EQ(r2.last_state(0, 2), 3);
+  EXPECT_NEAR(r2.last_gbps(1, 0), 0.05, 1e-12);  // 1→0 itself: its backed rate
+}
+
 namespace {
 
 fs::path scratch() {
