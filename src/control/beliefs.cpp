@@ -41,7 +41,7 @@ LinkBeliefs believed_links(const ControllerView& v) {
       }
     }
   std::ostringstream src;
-  src << "measured links (rate: EWMA of stream_gbps on " << rates << " of " << links
+  src << "measured links (rate: EWMA of the measured rate on " << rates << " of " << links
       << " links; latency: windowed minimum of small-message one-way times on " << latencies << " of "
       << links << "; configured figures elsewhere)";
   b.source = src.str();

@@ -528,7 +528,7 @@ TEST(Equivalence, BlpOnTheMeasuredLinks) {
   for (const auto& r : read_trace(tmpdir() + "/blpmeasured.h5").decisions)
     if (r.slot == "sync_planner") planned.push_back(r.detail);
   ASSERT_FALSE(planned.empty());
-  EXPECT_NE(planned.front().find("rate: EWMA of stream_gbps on 0 of 6 links"), std::string::npos)
+  EXPECT_NE(planned.front().find("rate: EWMA of the measured rate on 0 of 6 links"), std::string::npos)
       << planned.front();
   std::printf("  blp on measured links: %zu plans in 20 steps\n", planned.size());
 }
