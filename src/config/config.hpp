@@ -176,6 +176,10 @@ struct PathsConfig {
   double epsilon_ms = 0.01;    // > 0: value iteration stops within epsilon of optimal
   double resolve_change = 0.1; // relative change of an estimate that makes the MDP re-solve
   bool explore = true;         // weigh what trying a path teaches (mdp: the knowledge gradient)
+  // mdp, oracle, oracle-now: give each ring hop's routes the rates they are expected at, and a
+  // hop on one path a standby route, so that its sender can move bytes off a route it sees
+  // degrade within a sync (adaptive routes, docs/paths.md "Reaction inside a sync").
+  bool standby = true;
 };
 
 struct ControlConfig {

@@ -61,7 +61,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
                             "skill_window", "checks"}},
       {"control.balance", {"gain_steps", "hysteresis", "noise_window", "shares", "confirm", "act_early"}},
       {"control.paths", {"states", "ewma_alpha", "relays", "switch_cost_ms", "gamma",
-                         "epsilon_ms", "resolve_change", "explore"}},
+                         "epsilon_ms", "resolve_change", "explore", "standby"}},
       {"trace", {"path"}},
       {"checkpoint", {"every", "path"}},
   };
@@ -1504,6 +1504,7 @@ void read_paths(Checker& c, const toml::table* t, PathsConfig& q) {
   read_number(c, t, "resolve_change", p + "resolve_change", q.resolve_change,
               [](double x) { return x >= 0 && x <= 10; }, "a number in [0, 10] (relative)");
   read_bool(c, t, "explore", p + "explore", q.explore);
+  read_bool(c, t, "standby", p + "standby", q.standby);
 }
 
 // The policy names themselves are checked against the registries one layer up

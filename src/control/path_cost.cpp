@@ -33,7 +33,8 @@ std::vector<PairTraffic> pair_traffic(const Plan& plan, const World& w) {
   return t;
 }
 
-std::vector<std::vector<int>> flow_paths(const Plan& plan, const World& w) {
+std::vector<std::vector<int>> flow_paths(const Plan& plan, const World& w,
+                                         const std::vector<LinkStep>* measured) {
   const int n = w.num_dcs;
   std::vector<std::vector<int>> out;
   const std::vector<PairTraffic> t = pair_traffic(plan, w);
@@ -42,9 +43,14 @@ std::vector<std::vector<int>> flow_paths(const Plan& plan, const World& w) {
       if (t[pr].messages == 0) continue;
       const bool routed = static_cast<int>(plan.routes.size()) == n * n && !plan.routes[pr].empty();
       if (!routed && static_cast<int>(plan.paths.size()) == n * n) out.push_back(plan.paths[pr]);
-      if (routed)
-        for (const Route& r : plan.routes[pr])
-          if (r.fraction > 0) out.push_back(r.path);
+      if (!routed) continue;
+      const LinkStep* m = measured && static_cast<int>(measured->size()) == n * n ? &(*measured)[pr] : nullptr;
+      const bool reported = m && m->route0_bytes + m->route1_bytes > 0;
+      for (size_t k = 0; k < plan.routes[pr].size(); ++k) {
+        const double sent = k == 0 ? (m ? m->route0_bytes : 0) : k == 1 ? (m ? m->route1_bytes : 0) : -1;
+        if (reported && sent >= 0 ? sent > 0 : plan.routes[pr][k].fraction > 0)
+          out.push_back(plan.routes[pr][k].path);
+      }
     }
   } else if (plan.sync.strategy == "owners" &&
              static_cast<int>(plan.sync.owner_fraction.size()) == n) {
@@ -120,6 +126,13 @@ double path_ms(const std::vector<int>& path, const PairTraffic& t, const LinkFig
   for (size_t h = 0; h + 1 < path.size(); ++h) lat += latency_ms(path[h], path[h + 1]);
   const double cap = std::max(1e-12, bottleneck_gbps(path, gbps));
   return t.messages * lat + t.bytes * 8 / (cap * 1e6);
+}
+
+bool shares_a_link(const std::vector<int>& p, const std::vector<int>& q) {
+  for (size_t i = 0; i + 1 < p.size(); ++i)
+    for (size_t j = 0; j + 1 < q.size(); ++j)
+      if (p[i] == q[j] && p[i + 1] == q[j + 1]) return true;
+  return false;
 }
 
 }  // namespace strait

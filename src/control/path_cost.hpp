@@ -25,8 +25,11 @@ std::vector<PairTraffic> pair_traffic(const Plan& plan, const World& w);
 
 // Every path the plan in force sends sync bytes over, once per flow (a pair's routes with a
 // share, else its path; owners' reduce and broadcast routes of a non-empty slice): which links
-// carried whose bytes in a step (link_state.hpp, Carriage).
-std::vector<std::vector<int>> flow_paths(const Plan& plan, const World& w);
+// carried whose bytes in a step (link_state.hpp, Carriage). With the step's `measured` links,
+// a pair's routes are those its sender reports having used (LinkStep::route0_bytes: adaptive
+// routes move bytes between them, and a standby of share 0 may have carried the lot).
+std::vector<std::vector<int>> flow_paths(const Plan& plan, const World& w,
+                                         const std::vector<LinkStep>* measured = nullptr);
 
 // Simple paths from s to d over existing links with at most `max_relays` relays (direct first,
 // then by hops, then DC order).
@@ -38,6 +41,8 @@ std::vector<int> fewest_hop_path(const LinkStates& ls, int s, int d);
 using LinkFigure = std::function<double(int src, int dst)>;
 double path_ms(const std::vector<int>& path, const PairTraffic& t, const LinkFigure& gbps,
                const LinkFigure& latency_ms);
+// Whether two paths both cross some directed link (their parts would share its rate).
+bool shares_a_link(const std::vector<int>& p, const std::vector<int>& q);
 // The bottleneck capacity of a path.
 double bottleneck_gbps(const std::vector<int>& path, const LinkFigure& gbps);
 

@@ -43,6 +43,7 @@
 #include "control/mdp.hpp"
 #include "control/path_cost.hpp"
 #include "control/policies.hpp"
+#include "control/standby.hpp"
 #include "control/sync_cost.hpp"
 
 namespace strait {
@@ -70,6 +71,7 @@ class Mdp final : public PathSelector {
     PathDecision d{v.plan().paths, v.plan().routes, ""};
     if (static_cast<int>(d.paths.size()) != n * n) d.paths = direct_paths(n);
     if (static_cast<int>(d.routes.size()) != n * n) d.routes.assign(static_cast<size_t>(n) * n, {});
+    strip_standbys(d.routes, n);  // the actions in force, as decided (standby.hpp)
     for (int s = 0; s < n; ++s)  // a pair without a usable path (the first record) gets the shortest
       for (int t = 0; t < n; ++t)
         if (s != t && !usable(ls, d.paths[s * n + t])) d.paths[s * n + t] = fewest_hop_path(ls, s, t);
@@ -87,6 +89,18 @@ class Mdp final : public PathSelector {
       }
     js << "]";
     if (v.plan().sync.strategy == "hierarchical" && n > 2) joint_ring(v, d, js);
+    if (pc_.standby && v.plan().sync.strategy == "hierarchical" && n > 2) {
+      // Adaptive routes on the rates expected at the sync the decision first runs.
+      const int64_t at = v.sync_step();
+      arm_standbys(
+          d, ring_order(v.plan().sync.ring, n), traffic,
+          [&](int s, int t) {
+            const auto it = pairs_.find(s * n + t);
+            return it == pairs_.end() ? simple_paths(ls, s, t, 2) : it->second.paths;
+          },
+          [&](int a, int c) { return ls.expected_gbps(a, c, at); },
+          [&](int a, int c) { return ls.latency_ms(a, c); });
+    }
     js << "}";
     d.detail = js.str();
     return d;
@@ -357,6 +371,8 @@ class Mdp final : public PathSelector {
     const RingChoice joint = exploring ? RingChoice{before, d.paths, d.routes}
                                        : refine_ring(b, ring, d.paths, d.routes, S, around, splittable);
     // Switches: hops whose set of paths differs from the plan in force (a share moved is free).
+    Routes now_routes = v.plan().routes;  // as decided, without standbys
+    strip_standbys(now_routes, n);
     const Plan& now = v.plan();
     auto path_set = [&](const Paths& ps, const Routes& rs, int pair) {
       std::vector<std::vector<int>> set;
@@ -369,7 +385,7 @@ class Mdp final : public PathSelector {
     int switches_pairs = 0, switches_joint = 0, differ = 0;
     for (int i = 0; i < n; ++i) {
       const int pair = ring[i] * n + ring[(i + 1) % n];
-      const auto in_force = path_set(now.paths, now.routes, pair);
+      const auto in_force = path_set(now.paths, now_routes, pair);
       switches_pairs += path_set(d.paths, d.routes, pair) != in_force;
       switches_joint += path_set(joint.paths, joint.routes, pair) != in_force;
       differ += joint.paths[pair] != d.paths[pair] || joint.routes[pair] != d.routes[pair];

@@ -25,23 +25,16 @@
 #include "control/beliefs.hpp"
 #include "control/path_cost.hpp"
 #include "control/policies.hpp"
+#include "control/standby.hpp"
 #include "control/sync_cost.hpp"
 
 namespace strait {
 namespace {
 
-// Whether two paths cross some directed link both (their parts would share its rate).
-bool shares_a_link(const std::vector<int>& p, const std::vector<int>& q) {
-  for (size_t i = 0; i + 1 < p.size(); ++i)
-    for (size_t j = 0; j + 1 < q.size(); ++j)
-      if (p[i] == q[j] && p[i + 1] == q[j + 1]) return true;
-  return false;
-}
-
 class Oracle final : public PathSelector {
  public:
   Oracle(const Config& cfg, bool at_effect)
-      : ahead_(cfg.control.sync_ahead()), at_effect_(at_effect) {}
+      : ahead_(cfg.control.sync_ahead()), at_effect_(at_effect), standby_(cfg.control.paths.standby) {}
   std::string name() const override { return at_effect_ ? "oracle" : "oracle-now"; }
   PathDecision choose(const ControllerView& v) override {
     const World& w = v.world();
@@ -131,6 +124,9 @@ class Oracle final : public PathSelector {
       }
       joint = "ring";
       ring_ms = pick.seconds * 1e3;
+      if (standby_)
+        arm_standbys(d, ring, traffic, [&](int a, int c) { return simple_paths(ls, a, c, 2); },
+                     gbps, lat);
     }
     std::ostringstream js;
     js << "{\"" << (at_effect_ ? "upper_bound" : "reaction_bound")
@@ -139,7 +135,7 @@ class Oracle final : public PathSelector {
     js << ",\"splits\":[";  // the pairs whose bytes go two ways: from, to, share of the first route
     bool first = true;
     for (int pr = 0; pr < n * n; ++pr)
-      if (d.routes[pr].size() == 2) {
+      if (d.routes[pr].size() == 2 && d.routes[pr][1].fraction > 0) {
         js << (first ? "" : ",") << "[" << pr / n << "," << pr % n << ","
            << d.routes[pr][0].fraction << "]";
         first = false;
@@ -152,6 +148,7 @@ class Oracle final : public PathSelector {
  private:
   int ahead_;  // steps from the decision to the first sync on its paths (ControlConfig::sync_ahead)
   bool at_effect_;
+  bool standby_;  // control.paths.standby: the ring's routes adaptive, as mdp's (standby.hpp)
 };
 }  // namespace
 

@@ -19,7 +19,7 @@ std::vector<char> encode(const Plan& p) {
   w.put<uint64_t>(p.routes.size());
   for (const auto& rs : p.routes) {
     w.put<uint64_t>(rs.size());
-    for (const auto& r : rs) w.put(r.path), w.put(r.fraction);
+    for (const auto& r : rs) w.put(r.path), w.put(r.fraction), w.put(r.gbps);
   }
   encode(w, p.sync);
   w.put(static_cast<int32_t>(p.overlap));
@@ -37,7 +37,7 @@ Plan decode_plan(const std::vector<char>& bytes) {
   p.routes.resize(r.get<uint64_t>());
   for (auto& rs : p.routes) {
     rs.resize(r.get<uint64_t>());
-    for (auto& x : rs) r.get(x.path), r.get(x.fraction);
+    for (auto& x : rs) r.get(x.path), r.get(x.fraction), r.get(x.gbps);
   }
   decode(r, p.sync);
   const auto o = r.get<int32_t>();
@@ -73,7 +73,9 @@ std::string to_json(const Plan& p) {
     for (const auto& rt : p.routes[k]) {
       js << (any ? "," : ",\"routes\":[") << "{\"path\":[";
       for (size_t i = 0; i < rt.path.size(); ++i) js << (i ? "," : "") << rt.path[i];
-      js << "],\"fraction\":" << rt.fraction << "}";
+      js << "],\"fraction\":" << rt.fraction;
+      if (rt.gbps > 0) js << ",\"gbps\":" << rt.gbps;
+      js << "}";
       any = true;
     }
   if (any) js << "]";

@@ -82,7 +82,7 @@ void ControllerView::observe_links(const StepRecord& r) {
   const int64_t synced = (r.overlapped || r.early ? r.step - 1 : r.step) + sync_lead_;
   while (in_force_.size() > 1 && in_force_[1].effective <= synced) in_force_.pop_front();
   if (!in_force_.empty() && in_force_.front().effective <= synced) {
-    const Carriage carried(world_.num_dcs, flow_paths(in_force_.front(), world_));
+    const Carriage carried(world_.num_dcs, flow_paths(in_force_.front(), world_, &r.links));
     links_.observe(r, &carried);
   } else {
     links_.observe(r);

@@ -59,6 +59,10 @@ struct LinkStep {
   double backed_bytes = 0, backed_ms = 0;  // every chunk while a first hop's flow streamed
   double queued_ms = 0;        // waiting behind other flows' chunks (software shaper only)
   double shaper_busy_ms = 0;   // the software shaper's reservations
+  // Of the PAIR src→dst (not the link), when the decision gave it routes: the bytes its sender
+  // put on its first and second route, and those it moved off the route the decision's shares
+  // put them on (adaptive routes, net/transport.hpp). 0 otherwise.
+  double route0_bytes = 0, route1_bytes = 0, moved_bytes = 0;
   double goodput_gbps() const { return wire_ms > 0 ? bytes * 8 / (wire_ms * 1e6) : 0.0; }
   // The link's delivery rate while flows streamed (latency excluded); 0 without such a flow.
   double stream_gbps() const { return stream_ms > 0 ? stream_bytes * 8 / (stream_ms * 1e6) : 0.0; }

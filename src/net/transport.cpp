@@ -86,7 +86,12 @@ struct InFlow {
   size_t bytes = 0, chunk = 0, nchunks = 0, window = 0;
   std::vector<MPI_Request> reqs;
   size_t posted = 0, done = 0;  // chunks posted / completed, both in order
-  double sent_at = 0;           // the sender's first-byte time (header), rank 0's clock
+  // The header: the sender's first-byte time (rank 0's clock), the part's offset and bytes.
+  double hdr[Transport::kHeaderDoubles] = {0, 0, 0};
+  size_t xi = 0;                // its transfer
+  bool sized = true;            // false until the header gives its size (sized_by_header)
+  double header_miss_at = -1;   // unsized: the last test that found the header missing
+  int out = -1;                 // a relay: the index of the flow it feeds
   // Chunks this receiver saw arrive ("live"): a test found the chunk missing although its
   // receive had been posted for at least kArrivalTolerance, and the next test, at most
   // kArrivalTolerance later, found it here. Any other completion says when we looked, not when
@@ -112,13 +117,17 @@ struct OutFlow {
   const char* data = nullptr;
   size_t bytes = 0, chunk = 0, nchunks = 0;
   const InFlow* arrivals = nullptr;              // relays: the receive that feeds this flow
+  bool sized = true;                             // false until the feeding header has come
+  bool by_header = false;                        // its receiver sizes it from the header
+  bool header_sent = false;                      // a part of 0 bytes: its header alone
   size_t reserved = 0;                           // chunks reserved so far
   double prev_start = -1e300;                    // start of the last reserved chunk
   double prev_end = -1e300;                      // end of its transmission
-  double first_byte = 0;                         // chunk 0 onto the link (rank 0's clock)
+  double hdr[Transport::kHeaderDoubles] = {0, 0, 0};  // first byte onto the link (rank 0's
+                                                 // clock), offset and bytes of the part
   double last_deliver = -1e300;                  // the last chunk's delivery time (shaped)
   size_t sent = 0;
-  MPI_Request header = MPI_REQUEST_NULL;         // carries first_byte to the next DC
+  MPI_Request header = MPI_REQUEST_NULL;         // carries hdr to the next DC (unshaped)
 };
 
 
@@ -166,6 +175,7 @@ Transport::Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario
   wire_.assign(n_ * n_, {});
   stream_.assign(n_ * n_, {});
   backed_.assign(n_ * n_, {});
+  seen_.assign(n_ * n_, {});
   for (int s = 0; s < n_; ++s)
     for (int d = 0; d < n_; ++d)
       if (const LinkSchedule* l = scenario_->link(s, d))
@@ -250,7 +260,11 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
                    std::to_string(kMaxTransfers) + ")");
   STRAIT_CHECK(tag_base * kTagStride + kTagStride - 1 <= tag_ub_,
                "MPI_TAG_UB " + std::to_string(tag_ub_) + " is below what the transport needs");
-  auto nchunks = [](size_t bytes, size_t ch) { return std::max<size_t>(1, (bytes + ch - 1) / ch); };
+  // A transfer of 0 bytes is one empty chunk (it still pays the latencies); a part sized by its
+  // header that carries nothing is its header alone.
+  auto nchunks = [](size_t bytes, size_t ch, bool by_header) {
+    return by_header && bytes == 0 ? size_t{0} : std::max<size_t>(1, (bytes + ch - 1) / ch);
+  };
   auto chunk_len = [](size_t bytes, size_t ch, size_t c) {
     return std::min(ch, bytes - std::min(bytes, c * ch));
   };
@@ -268,43 +282,63 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       ++in.posted;
     }
   };
+  // An incoming flow's size, buffers and receive window, once its size is known: at the start,
+  // or for a part sized by its header when that has come (then also the flow it feeds, if any).
+  auto size_in = [&](InFlow& in, size_t bytes) {
+    const Transfer& x = xs[in.xi];
+    const bool last = x.path.back() == self;
+    in.bytes = bytes;
+    in.chunk = chunk_for(x.path, bytes);
+    in.nchunks = nchunks(bytes, in.chunk, x.sized_by_header);
+    const size_t offset = x.sized_by_header ? static_cast<size_t>(in.hdr[1]) : 0;
+    in.dst = last ? static_cast<char*>(x.rbuf) + offset
+                  : (relay_buf[in.xi].resize(bytes), relay_buf[in.xi].data());
+    in.window = in.nchunks;
+    if (!shaped_) {
+      const LinkSchedule* l = scenario_->link(in.prev_dc, self);
+      const LinkSchedule* back = scenario_->link(self, in.prev_dc);
+      const auto st = l->at(0);
+      // Without a reverse link the go-ahead still crosses the WAN; take the forward latency.
+      const double rtt = st.latency_s + (back ? back->at(0).latency_s : st.latency_s);
+      // Chunks are eager (see the constructor), but should MPI fall back to rendezvous a
+      // posted receive lets its chunk's data start one round trip later; two bandwidth-delay
+      // products in flight keep the link full either way.
+      in.window = std::min(in.nchunks,
+                           4 + static_cast<size_t>(2 * st.capacity_bps / 8 * rtt / std::max<size_t>(1, in.chunk)));
+    }
+    in.reqs.assign(in.nchunks, MPI_REQUEST_NULL);
+    in.posted_at.assign(in.nchunks, 0.0);
+    in.sized = true;
+    if (in.out >= 0) {  // the relay forwards exactly this part
+      OutFlow& f = flows[static_cast<size_t>(in.out)];
+      f.bytes = in.bytes, f.chunk = in.chunk, f.nchunks = in.nchunks;
+      f.data = in.dst;
+      f.hdr[1] = in.hdr[1], f.hdr[2] = in.hdr[2];
+      f.sized = true;
+    }
+    post_more(in);
+  };
   for (size_t xi = 0; xi < xs.size(); ++xi) {
     const Transfer& x = xs[xi];
     const auto pos = std::find(x.path.begin(), x.path.end(), self);
     if (pos == x.path.end()) continue;
     const size_t h = static_cast<size_t>(pos - x.path.begin());
     const int tag = tag_base * kTagStride + static_cast<int>(xi);
+    STRAIT_CHECK(!x.sized_by_header || shaped_, "a part sized by its header on an unshaped transport");
     const size_t ch = chunk_for(x.path, x.bytes);
-    const size_t nc = nchunks(x.bytes, ch);
     STRAIT_CHECK(ch <= static_cast<size_t>(INT_MAX), "chunk above 2 GiB");
-    const InFlow* feed = nullptr;
+    InFlow* feed = nullptr;
     if (h > 0) {  // receive: final, or to forward
       InFlow in;
       in.prev_dc = x.path[h - 1];
       in.first_hop = h == 1;
       in.tag = tag;
-      in.dst = h + 1 == x.path.size() ? static_cast<char*>(x.rbuf)
-                                      : (relay_buf[xi].resize(x.bytes), relay_buf[xi].data());
-      in.bytes = x.bytes, in.chunk = ch, in.nchunks = nc;
-      in.window = nc;
-      if (!shaped_) {
-        const LinkSchedule* l = scenario_->link(in.prev_dc, self);
-        const LinkSchedule* back = scenario_->link(self, in.prev_dc);
-        const auto st = l->at(0);
-        // Without a reverse link the go-ahead still crosses the WAN; take the forward latency.
-        const double rtt = st.latency_s + (back ? back->at(0).latency_s : st.latency_s);
-        // Chunks are eager (see the constructor), but should MPI fall back to rendezvous a
-        // posted receive lets its chunk's data start one round trip later; two bandwidth-delay
-        // products in flight keep the link full either way.
-        in.window = std::min(nc, 4 + static_cast<size_t>(2 * st.capacity_bps / 8 * rtt / ch));
-      }
-      in.reqs.assign(nc, MPI_REQUEST_NULL);
-      in.posted_at.assign(nc, 0.0);
+      in.xi = xi;
+      in.sized = !x.sized_by_header;
       ins.push_back(std::move(in));
       InFlow& posted = ins.back();
-      MPI_CHECK(MPI_Irecv(&posted.sent_at, 1, MPI_DOUBLE, posted.prev_dc, tag + kMaxTransfers,
-                          channel, &posted.header));
-      post_more(posted);
+      MPI_CHECK(MPI_Irecv(posted.hdr, kHeaderDoubles, MPI_DOUBLE, posted.prev_dc,
+                          tag + kMaxTransfers, channel, &posted.header));
       feed = &posted;
     }
     if (h + 1 < x.path.size()) {  // send (own data or relayed)
@@ -312,13 +346,20 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       f.xi = static_cast<int>(xi);
       f.next_dc = x.path[h + 1];
       f.tag = tag;
-      f.bytes = x.bytes;
-      f.chunk = ch;
-      f.nchunks = nc;
-      f.data = h == 0 ? static_cast<const char*>(x.sbuf) : relay_buf[xi].data();
+      f.sized = h == 0 || !x.sized_by_header;
+      f.by_header = x.sized_by_header;
+      if (f.sized) {
+        f.bytes = x.bytes;
+        f.chunk = ch;
+        f.nchunks = nchunks(x.bytes, ch, x.sized_by_header);
+        f.hdr[1] = static_cast<double>(x.offset), f.hdr[2] = static_cast<double>(x.bytes);
+      }
+      f.data = h == 0 ? static_cast<const char*>(x.sbuf) : nullptr;  // relays: set by size_in
       f.arrivals = feed;
+      if (feed) feed->out = static_cast<int>(flows.size());
       flows.push_back(f);
     }
+    if (feed && feed->sized) size_in(*feed, x.bytes);
   }
 
   std::vector<MPI_Request> sends;
@@ -343,6 +384,29 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     bool all_done = true;
     double next_event = 1e300;
     for (auto& in : ins) {  // complete receives in order, keep the window posted
+      if (!in.sized) {  // a part sized by its header: nothing to receive before that
+        int done = 0;
+        MPI_CHECK(MPI_Test(&in.header, &done, MPI_STATUS_IGNORE));
+        const double at = rank0_time();
+        if (!done) {
+          in.header_miss_at = at;
+          all_done = false;
+          next_event = std::min(next_event, now() + 1e-4);
+          continue;
+        }
+        in.header_done = true;
+        const double part = in.hdr[2];
+        STRAIT_CHECK(part >= 0 && in.hdr[1] >= 0 &&
+                         in.hdr[1] + part <= static_cast<double>(xs[in.xi].bytes),
+                     "a header announces bytes beyond its message");
+        size_in(in, static_cast<size_t>(part));
+        // A receiver that saw the header arrive was waiting for it, and the part's chunks come
+        // after it (the header travels with chunk 0's first bytes): none can have been waiting
+        // before its receive was posted, so the late-receiver guard (kArrivalTolerance after
+        // posting) would only drop live arrivals — on parts of 1 ms chunks, most of them.
+        if (in.header_miss_at >= 0 && at - in.header_miss_at <= kArrivalTolerance)
+          for (double& p : in.posted_at) p = std::min(p, at - kArrivalTolerance);
+      }
       while (in.done < in.posted) {
         int done = 0;
         MPI_CHECK(MPI_Test(&in.reqs[in.done], &done, MPI_STATUS_IGNORE));
@@ -368,15 +432,18 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         MPI_CHECK(MPI_Test(&in.header, &done, MPI_STATUS_IGNORE));
         in.header_done = done != 0;
       }
-      if (in.done == in.nchunks && in.header_done && !in.recorded) {
+      if (in.done == in.nchunks && in.header_done && !in.recorded && in.nchunks == 0) {
+        in.recorded = true;  // a header alone: no bytes crossed
+      } else if (in.done == in.nchunks && in.header_done && !in.recorded) {
         // The last byte is here: the flow's wire interval, on rank 0's clock.
         const double got = rank0_time();
         const int l = in.prev_dc * n_ + self;
-        intervals.push_back({l, {in.sent_at, got}});
+        const double sent_at = in.hdr[0];
+        intervals.push_back({l, {sent_at, got}});
         mine[l].bytes += static_cast<double>(in.bytes);
         if (control) mine[l].control_bytes += static_cast<double>(in.bytes);
         if (in.nchunks == 1 && in.bytes <= kLatencyProbeBytes && in.watched == 0) {
-          mine[l].latency_ms += std::max(0.0, got - in.sent_at) * 1e3;
+          mine[l].latency_ms += std::max(0.0, got - sent_at) * 1e3;
           mine[l].latency_samples += 1;
         }
         // The bytes after the first live chunk up to the last one, over the time between their
@@ -400,6 +467,30 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     for (auto& f : flows) {
       Link* link = links_[self * n_ + f.next_dc].get();
       const int l = self * n_ + f.next_dc;
+      if (!f.sized) {  // a relay waiting for the header that sizes its part
+        all_done = false;
+        next_event = std::min(next_event, now() + 1e-4);
+        continue;
+      }
+      if (f.nchunks == 0) {  // a part of 0 bytes: its header alone (it queues like a chunk)
+        if (!f.header_sent && shaped_) {
+          const Reservation r = link->reserve(t, 0);
+          f.hdr[0] = t0_ + r.start + clock_offset_s_;
+          f.prev_start = r.start, f.prev_end = r.end;
+          const double at = std::max(r.deliver, f.last_deliver);
+          f.last_deliver = at;
+          Courier::Item h{at, channel, f.next_dc, f.tag + kMaxTransfers, MPI_DOUBLE,
+                          std::vector<char>(sizeof f.hdr)};
+          std::memcpy(h.data.data(), f.hdr, sizeof f.hdr);
+          box->post(std::move(h));
+        } else if (!f.header_sent) {
+          f.hdr[0] = rank0_time();
+          MPI_CHECK(MPI_Isend(f.hdr, kHeaderDoubles, MPI_DOUBLE, f.next_dc, f.tag + kMaxTransfers,
+                              channel, &f.header));
+        }
+        f.header_sent = true;
+        continue;
+      }
       // Reserve the next chunk once it is here (relays) and the previous one has started.
       while (f.reserved < f.nchunks) {
         if (f.arrivals && f.arrivals->done <= f.reserved) break;  // not here yet
@@ -413,7 +504,8 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           // Waiting behind this flow's own previous chunk is pipelining, not queueing.
           mine[l].queued_ms += std::max(0.0, r.start - std::max(t, f.prev_end)) * 1e3;
           mine[l].shaper_busy_ms += (r.end - r.start) * 1e3;
-          if (f.reserved == 0) f.first_byte = t0_ + r.start + clock_offset_s_;
+          note_reserved(l, r, len);
+          if (f.reserved == 0) f.hdr[0] = t0_ + r.start + clock_offset_s_;
           f.prev_start = r.start;
           f.prev_end = r.end;
           // The chunk leaves with its reservation: a copy goes to the courier, to be delivered at
@@ -421,9 +513,15 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           const double at = std::max(r.deliver, f.last_deliver);
           f.last_deliver = at;
           if (f.reserved == 0) {
-            Courier::Item h{at, channel, f.next_dc, f.tag + kMaxTransfers, MPI_DOUBLE,
-                            std::vector<char>(sizeof(double))};
-            std::memcpy(h.data.data(), &f.first_byte, sizeof(double));
+            // A part sized by its header: the header is the first bytes of chunk 0 and arrives
+            // one latency after the chunk starts, so that the receiver, which cannot post its
+            // receives before it knows the part, has them posted when the chunk arrives (posted
+            // only after the whole chunk, a clear ring of 3 synced 8% slower).
+            const double head_at =
+                f.by_header ? std::min(at, r.start + link->schedule().at(r.start).latency_s) : at;
+            Courier::Item h{head_at, channel, f.next_dc, f.tag + kMaxTransfers, MPI_DOUBLE,
+                            std::vector<char>(sizeof f.hdr)};
+            std::memcpy(h.data.data(), f.hdr, sizeof f.hdr);
             box->post(std::move(h));
           }
           const char* from = f.data + f.reserved * f.chunk;
@@ -436,8 +534,8 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       // Unshaped: hand the chunks to MPI at once; the header goes with the first.
       while (f.sent < f.reserved) {
         if (f.sent == 0) {
-          f.first_byte = rank0_time();
-          MPI_CHECK(MPI_Isend(&f.first_byte, 1, MPI_DOUBLE, f.next_dc, f.tag + kMaxTransfers,
+          f.hdr[0] = rank0_time();
+          MPI_CHECK(MPI_Isend(f.hdr, kHeaderDoubles, MPI_DOUBLE, f.next_dc, f.tag + kMaxTransfers,
                               channel, &f.header));
         }
         MPI_Request r;
@@ -497,7 +595,7 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
                          void* rbuf, size_t rbytes, int src, int tag_base,
                          const std::vector<std::pair<int, int>>& all_pairs,
                          const std::vector<size_t>& all_bytes, const Paths& paths,
-                         const Routes* routes) {
+                         const Routes* routes, double fresh_since) {
   std::vector<Transfer> xs;
   for (size_t i = 0; i < all_pairs.size(); ++i) {
     const auto [a, b] = all_pairs[i];
@@ -508,18 +606,89 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
                        !(*routes)[a * n_ + b].empty();
     const std::vector<Route>* rs = split ? &(*routes)[a * n_ + b] : nullptr;
     const size_t parts = rs ? rs->size() : 1;
+    // Adaptive (Route::gbps): every DC of the routes knows that, from the record; only the
+    // sender knows the cut, from what it has seen of the routes' first links.
+    const bool adaptive = shaped_ && rs && rs->size() == 2 && (*rs)[0].gbps > 0 && (*rs)[1].gbps > 0;
+    std::vector<Route> cut;
+    if (adaptive && a == self) {
+      cut = *rs;
+      const std::vector<double> seen{seen_gbps(self, cut[0].path[1], fresh_since),
+                                     seen_gbps(self, cut[1].path[1], fresh_since)};
+      const std::vector<double> f = adapted_fractions(cut, seen);
+      for (size_t r = 0; r < cut.size(); ++r) cut[r].fraction = f[r];
+    }
+    const std::vector<Route>* use = adaptive && a == self ? &cut : rs;
+    if (rs && a == self && parts == 2) {  // what the sender put where (LinkCounters, per pair)
+      const auto [lo, cut_at] = route_part(*use, 0, bytes);
+      const size_t planned = route_part(*rs, 0, bytes).second;
+      std::lock_guard<std::mutex> lock(mu_);
+      LinkCounters& c = counters_[a * n_ + b];
+      c.route0_bytes += static_cast<double>(cut_at - lo);
+      c.route1_bytes += static_cast<double>(bytes - cut_at);
+      c.moved_bytes += std::fabs(static_cast<double>(cut_at) - static_cast<double>(planned));
+    }
     for (size_t r = 0; r < parts; ++r) {
-      const auto [lo, hi] = rs ? route_part(*rs, r, bytes) : std::pair<size_t, size_t>{0, bytes};
-      if (rs && hi == lo) continue;
+      const auto [lo, hi] = use ? route_part(*use, r, bytes) : std::pair<size_t, size_t>{0, bytes};
+      if (rs && hi == lo && !adaptive) continue;
       Transfer x;
       x.path = rs ? (*rs)[r].path : paths.at(a * n_ + b);
-      x.bytes = hi - lo;
+      x.sized_by_header = adaptive;
+      // An adaptive part's receivers and relays know the whole message only; its sender the part.
+      x.bytes = adaptive && a != self ? bytes : hi - lo;
+      x.offset = adaptive && a == self ? lo : 0;
       if (a == self && b == dst) x.sbuf = static_cast<const char*>(sbuf) + lo;
-      if (b == self && a == src) x.rbuf = static_cast<char*>(rbuf) + lo;
+      if (b == self && a == src) x.rbuf = static_cast<char*>(rbuf) + (adaptive ? 0 : lo);
       xs.push_back(std::move(x));
     }
   }
   execute(channel, self, xs, tag_base, false);
+}
+
+std::vector<double> adapted_fractions(const std::vector<Route>& rs, const std::vector<double>& seen) {
+  std::vector<double> f(rs.size());
+  for (size_t r = 0; r < rs.size(); ++r) f[r] = rs[r].fraction;
+  if (rs.size() != 2 || seen.size() != 2 || !(rs[0].gbps > 0) || !(rs[1].gbps > 0)) return f;
+  bool degraded[2];
+  double rate[2];
+  for (int r = 0; r < 2; ++r) {
+    degraded[r] = seen[r] >= 0 && seen[r] < kAdaptBelow * rs[r].gbps;
+    rate[r] = degraded[r] ? seen[r] : rs[r].gbps;
+  }
+  if (!degraded[0] && !degraded[1]) return f;
+  const double sum = rate[0] + rate[1];
+  if (!(sum > 0)) return f;
+  // Both parts end together when part r carries rate[r] / sum of the bytes (latency aside).
+  const double even0 = rate[0] / sum;
+  const double f0 = degraded[0] && degraded[1] ? even0
+                    : degraded[0]              ? std::min(f[0], even0)
+                                               : std::max(f[0], even0);
+  return {f0, 1 - f0};
+}
+
+void Transport::note_reserved(int link, const Reservation& r, double bytes) {
+  if (bytes < kSeenMinBytes) return;
+  std::lock_guard<std::mutex> lock(seen_mu_);
+  auto& v = seen_[static_cast<size_t>(link)];
+  if (v.size() == kSeenKept) v.erase(v.begin());
+  v.push_back({r.start, r.end, bytes});
+}
+
+double Transport::seen_gbps(int src, int dst, double since) const {
+  if (!shaped_ || !links_[src * n_ + dst]) return -1;
+  const double t = now();
+  std::lock_guard<std::mutex> lock(seen_mu_);
+  double last_end = -1e300, gbps = -1, bound = -1;
+  for (const Reserved& c : seen_[static_cast<size_t>(src * n_ + dst)]) {
+    if (c.end <= t && c.end >= since && c.end > last_end && c.end > c.start)
+      last_end = c.end, gbps = c.bytes * 8 / (c.end - c.start) / 1e9;
+    // Still leaving: it has taken longer than a rate above this allows.
+    if (c.start < t && c.end > t) {
+      const double b = c.bytes * 8 / (t - c.start) / 1e9;
+      bound = bound < 0 ? b : std::min(bound, b);
+    }
+  }
+  if (bound >= 0 && (gbps < 0 || bound < gbps)) return bound;
+  return gbps;
 }
 
 std::pair<size_t, size_t> route_part(const std::vector<Route>& routes, size_t r, size_t len) {

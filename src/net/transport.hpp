@@ -55,6 +55,11 @@ struct LinkCounters {
   double queued_ms = 0;        // sender: time its chunks waited for the link behind other flows'
                                // chunks (software shaper; not observable under tc: 0)
   double shaper_busy_ms = 0;   // sender: the software shaper's own reservations of the link
+  // Per ordered PAIR (this index read as src·n + dst of a pair, whether or not a link joins
+  // them), for pairs whose bytes the decision gives routes (Transport::exchange): what their
+  // sender put on the pair's first and second route, and how many of those bytes it moved off
+  // the route the decision's shares put them on (adaptive routes, below). 0 for other pairs.
+  double route0_bytes = 0, route1_bytes = 0, moved_bytes = 0;
 };
 
 struct Transfer {
@@ -62,15 +67,29 @@ struct Transfer {
   const void* sbuf = nullptr;  // on path.front()
   void* rbuf = nullptr;        // on path.back()
   size_t bytes = 0;
+  // A part of a pair's message whose extent only its sender knows when the transfer starts (an
+  // adaptive route, Transport::exchange). The sender's part is [offset, offset + bytes) of the
+  // message (sbuf points at its start) and travels in the flow's header; receivers and relays
+  // learn it from there: on them `bytes` is the whole message's and rbuf its start. A part of
+  // 0 bytes is a header alone. Unshaped transports never build such parts.
+  bool sized_by_header = false;
+  size_t offset = 0;
 };
 
 // A path per ordered pair of DCs (index src·n + dst; {src, ..., dst}; empty on the diagonal).
 using Paths = std::vector<std::vector<int>>;
 
 // One of the paths a flow takes, with its share of the flow's bytes (multi-path flows).
+// With `gbps` > 0 on both routes of a two-route pair, the routes are adaptive (software shaper
+// only): the pair's sender may move bytes off a route whose first link it has just seen deliver
+// at under half the rate the decision expected (adapted_fractions); a route of fraction 0 is then
+// a standby, kept ready at the cost of a header per transfer (docs/paths.md, "Reaction inside a
+// sync").
 struct Route {
   std::vector<int> path;  // DC indices, front sends, back receives
   double fraction = 1.0;  // of the flow's bytes
+  double gbps = 0;        // the rate the decision expects this route's part at (Gbit/s of the
+                          // run: its bottleneck's share); 0: none, the share is fixed
   bool operator==(const Route&) const = default;
 };
 // Routes per ordered pair (index src·n + dst); an empty entry means the pair's single path.
@@ -80,6 +99,18 @@ using Routes = std::vector<std::vector<Route>>;
 std::pair<size_t, size_t> route_part(const std::vector<Route>& routes, size_t r, size_t len);
 // Every pair direct.
 Paths direct_paths(int num_dcs);
+
+// Adaptive routes: the fractions a sender uses for a two-route pair whose routes carry their
+// expected rates (Route::gbps), given what it has seen of each route's first link lately
+// (`seen_gbps`, Gbit/s of the run; < 0: nothing fresh). A route seen below kAdaptBelow × its
+// expected rate is degraded: its rate is taken as the one seen, and it keeps at most the share
+// that would let both parts end together on those rates (the other route takes the rest); two
+// degraded routes share in proportion to what was seen. Nothing degraded: the decision's
+// fractions, unchanged. Only ever moves bytes off a degraded route: a standby (fraction 0) is
+// used only when the route in use degrades, never because the standby looks fast.
+std::vector<double> adapted_fractions(const std::vector<Route>& routes,
+                                      const std::vector<double>& seen_gbps);
+constexpr double kAdaptBelow = 0.5;
 
 class Transport {
  public:
@@ -114,11 +145,21 @@ class Transport {
   // Every gateway calls it with the same (paths, tag_base); `all_pairs` lists every (from, to)
   // of the step so that relays know their roles.
   // A pair with routes in `routes` (when given) splits its bytes among them.
+  // A pair whose two routes are adaptive (Route::gbps) has its bytes cut by its sender at the
+  // start of the transfer (adapted_fractions), on what it has seen of the routes' first links
+  // since run time `fresh_since` (seconds): both parts go, the cut in their headers, and the
+  // receivers and relays size them from there.
   void exchange(MPI_Comm channel, int self_dc, const void* sbuf, size_t sbytes, int dst_dc,
                 void* rbuf, size_t rbytes, int src_dc, int tag_base,
                 const std::vector<std::pair<int, int>>& all_pairs,
                 const std::vector<size_t>& all_bytes, const Paths& paths,
-                const Routes* routes = nullptr);
+                const Routes* routes = nullptr, double fresh_since = -1e300);
+  // The rate this rank, as the sender on link src→dst, has seen the link deliver lately (Gbit/s
+  // of the run): the transmission rate of its last chunk on it that has left (ended) since
+  // `since`, or less, when a chunk on it now has already taken longer than that rate allows
+  // (the sender sees its queue not draining); < 0 when it has seen nothing since then. Only
+  // the software shaper gives this (the sender reserves its own links); unshaped: < 0.
+  double seen_gbps(int src, int dst, double since) const;
   // Throws std::invalid_argument unless paths has one path per ordered pair, each running from
   // its source to its destination over links that exist, without repeating a DC.
   void check_paths(const Paths& paths) const;
@@ -147,6 +188,11 @@ class Transport {
   // Tags: tag_base · kTagStride + transfer index for data, + kMaxTransfers for the transfer's
   // timestamp header (the sender's first-byte time, which the receiver needs for the wire time).
   static constexpr int kMaxTransfers = 512, kTagStride = 2 * kMaxTransfers, kMaxTagBases = 256;
+  // The header of a flow on each hop: the sender's first-byte time (rank 0's clock), then the
+  // part's offset in its message and its bytes (Transfer::sized_by_header), as doubles.
+  static constexpr int kHeaderDoubles = 3;
+  // Chunks smaller than this say little of a link's rate (a header, a control message's tail).
+  static constexpr double kSeenMinBytes = 1024;
 
  private:
   int n_ = 1;
@@ -166,6 +212,15 @@ class Transport {
   std::vector<std::vector<std::pair<double, double>>> wire_;
   std::vector<std::vector<std::pair<double, double>>> stream_;  // per link: streaming intervals
   std::vector<std::vector<std::pair<double, double>>> backed_;  // per link: first hops' streaming
+  // Per link this rank sends on: its last few reservations (start, end, bytes), newest last,
+  // for seen_gbps. Guarded by seen_mu_ (execute() runs on several threads).
+  struct Reserved {
+    double start, end, bytes;
+  };
+  static constexpr size_t kSeenKept = 16;
+  mutable std::mutex seen_mu_;
+  std::vector<std::vector<Reserved>> seen_;
+  void note_reserved(int link, const Reservation& r, double bytes);
 };
 
 }  // namespace strait

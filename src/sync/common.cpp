@@ -32,6 +32,7 @@ SyncChannel& SyncChannel::operator=(SyncChannel&& o) noexcept {
   shard = std::move(o.shard);
   full = std::move(o.full), gathered = std::move(o.gathered), ring = std::move(o.ring);
   owned = std::move(o.owned);
+  last_sync_start = o.last_sync_start;
   return *this;
 }
 
@@ -122,6 +123,11 @@ void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Tr
   std::vector<std::pair<int, int>> pairs;
   for (int i = 0; i < N; ++i) pairs.emplace_back(at(i), at(i + 1));
   std::vector<size_t> bytes(N);
+  // Adaptive routes cut on what their senders saw since the previous sync on this channel began:
+  // a decision takes effect control.lag steps after the measurements it was made on, so that is
+  // news to it (and older sightings may be stale).
+  const double fresh_since = ch.last_sync_start;
+  ch.last_sync_start = tr.now();
   // A gateway goes on to its next step as soon as its own bytes have left and its input has
   // arrived, not when its output has arrived (the transport's courier delivers it).
   // Reduce-scatter: after N−1 steps position r holds the full sum of chunk (r+1) mod N.
@@ -129,7 +135,7 @@ void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Tr
     const int sc = ((r - k) % N + N) % N, rc = ((r - k - 1) % N + N) % N;
     for (int i = 0; i < N; ++i) bytes[i] = len(((i - k) % N + N) % N) * sizeof(float);
     tr.exchange(ch.gateways, t.dc, buf + lo(sc), len(sc) * sizeof(float), next, ch.ring.data(),
-                len(rc) * sizeof(float), prev, 2 * k, pairs, bytes, paths, routes);
+                len(rc) * sizeof(float), prev, 2 * k, pairs, bytes, paths, routes, fresh_since);
     float* dst = buf + lo(rc);
     for (size_t i = 0; i < len(rc); ++i) dst[i] += ch.ring[i];
   }
@@ -138,7 +144,7 @@ void ring_allreduce(float* buf, size_t n, SyncChannel& ch, const Topology& t, Tr
     const int sc = ((r + 1 - k) % N + N) % N, rc = ((r - k) % N + N) % N;
     for (int i = 0; i < N; ++i) bytes[i] = len(((i + 1 - k) % N + N) % N) * sizeof(float);
     tr.exchange(ch.gateways, t.dc, buf + lo(sc), len(sc) * sizeof(float), next, buf + lo(rc),
-                len(rc) * sizeof(float), prev, 2 * k + 1, pairs, bytes, paths, routes);
+                len(rc) * sizeof(float), prev, 2 * k + 1, pairs, bytes, paths, routes, fresh_since);
   }
 }
 

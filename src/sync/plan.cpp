@@ -54,10 +54,16 @@ SyncPlan star_plan(int n, int hub, const Paths& paths, const Routes* routes) {
   p.owner_fraction[hub] = 1.0;
   p.reduce.assign(static_cast<size_t>(n) * n, {});
   p.broadcast.assign(static_cast<size_t>(n) * n, {});
+  // The path selector's split routes, fixed: a standby (fraction 0) and the rates that make a
+  // ring's routes adaptive are the ring exchange's (net/transport.hpp), not an owner plan's.
   auto routes_of = [&](int a, int b) {
-    if (routes && static_cast<int>(routes->size()) == n * n && !(*routes)[a * n + b].empty())
-      return (*routes)[a * n + b];
-    return std::vector<Route>{Route{paths.at(a * n + b), 1.0}};
+    std::vector<Route> out;
+    if (routes && static_cast<int>(routes->size()) == n * n)
+      for (const Route& r : (*routes)[a * n + b])
+        if (r.fraction > 0) out.push_back(Route{r.path, r.fraction});
+    if (out.size() == 1) out[0].fraction = 1.0;
+    if (out.empty()) out.push_back(Route{paths.at(a * n + b), 1.0});
+    return out;
   };
   for (int d = 0; d < n; ++d) {
     if (d == hub) continue;

@@ -30,6 +30,10 @@ struct SyncChannel {
   MPI_Comm gateways = MPI_COMM_NULL;  // dup of the gateway communicator (gateways only)
   HostBuffer<float> shard;
   std::vector<float> full, gathered, ring, owned;
+  // When this channel's last ring sync began (run seconds): what a sender has seen of its links
+  // since the sync before the current one is fresher than the decision it syncs under
+  // (adaptive routes, Transport::exchange).
+  double last_sync_start = -1e300;
   static SyncChannel open(const Topology& t, Backend<float>& be);
 
   SyncChannel() = default;

@@ -78,6 +78,10 @@ struct LinkRow {
   double configured_gbps = 0;  // the scenario's capacity at the end of the iteration
   double configured_latency_ms = 0;  // the scenario's one-way latency then
   double enforced_gbps = 0;    // what the software shaper enforced (configured / time_scale); NaN under tc
+  // Of the PAIR src→dst, when the decision gave it routes (a split, or a route with a standby):
+  // the bytes its sender put on the first and second route in the step, and how many it moved
+  // off the route the decision's shares put them on (adaptive routes); 0 for other pairs.
+  double route0_bytes = 0, route1_bytes = 0, moved_bytes = 0;
 };
 
 // One row of /decisions: what the controller decided and when it takes effect.

@@ -73,7 +73,9 @@ h5::Type link_type(bool file) {
                    STRAIT_F64(LinkRow, latency_ms),
                    STRAIT_I64(LinkRow, latency_samples), STRAIT_F64(LinkRow, queued_ms),
                    STRAIT_F64(LinkRow, shaper_busy_ms), STRAIT_F64(LinkRow, configured_gbps),
-                   STRAIT_F64(LinkRow, configured_latency_ms), STRAIT_F64(LinkRow, enforced_gbps)},
+                   STRAIT_F64(LinkRow, configured_latency_ms), STRAIT_F64(LinkRow, enforced_gbps),
+                   STRAIT_F64(LinkRow, route0_bytes), STRAIT_F64(LinkRow, route1_bytes),
+                   STRAIT_F64(LinkRow, moved_bytes)},
                   file);
 }
 

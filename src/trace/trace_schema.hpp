@@ -18,7 +18,10 @@ namespace strait::trace_schema {
 // 4: /ranks.speed, reduce_ms (the DC's reductions inside compute_ms) and reshard_ms; /forecasts
 // (each rank's forecast load against the load that came).
 // 5: /links.backed_gbps (the delivery rate while a first hop's flow streamed).
-constexpr int32_t kSchemaVersion = 5;
+// 6: /links.route0_bytes, route1_bytes, moved_bytes (per pair: what its sender put on each of
+// the decision's routes, and moved between them: adaptive routes); decision records' routes
+// carry the rate they were expected at ("gbps").
+constexpr int32_t kSchemaVersion = 6;
 
 // DecisionRow as HDF5 sees it: variable-length strings are char pointers.
 struct DecisionRec {

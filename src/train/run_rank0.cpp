@@ -71,6 +71,8 @@ Reply Run::on_round(const ControlLink::Gathered& g, std::vector<char>& plan_byte
       l.latency_samples = c.latency_samples, l.shaper_busy_ms = c.shaper_busy_ms;
       l.stream_bytes = c.stream_bytes, l.stream_ms = c.stream_ms;
       l.backed_bytes = c.backed_bytes, l.backed_ms = c.backed_ms;
+      l.route0_bytes = c.route0_bytes, l.route1_bytes = c.route1_bytes;
+      l.moved_bytes = c.moved_bytes;
       l.latency_ms = c.latency_samples > 0 ? c.latency_ms / c.latency_samples : 0.0;
       l.configured_gbps = transport_->capacity_gbps(a, b);
       l.enforced_gbps = transport_->emulated_gbps(a, b);
@@ -155,7 +157,8 @@ void Run::trace_step(const StepRecord& r, const std::vector<ForecastRow>& foreca
                              static_cast<int64_t>(l.latency_samples),
                              shaped ? l.queued_ms : none, shaped ? l.shaper_busy_ms : none,
                              l.configured_gbps, l.configured_latency_ms,
-                             shaped ? l.enforced_gbps : none});
+                             shaped ? l.enforced_gbps : none, l.route0_bytes, l.route1_bytes,
+                             l.moved_bytes});
       }
     if (!lr.empty()) trace_->append_links(lr);
     trace_->append_step(row, offsets);

@@ -275,6 +275,25 @@ void Run::post_report(const Work* w) {
 void Run::check_record(const Plan& next) const {
   try {  // the controller checked its proposal's shape; these check its content first
     transport_->check_paths(next.paths);
+    const int n = topo_.num_dcs;
+    if (!next.routes.empty() && static_cast<int>(next.routes.size()) != n * n)
+      throw std::invalid_argument("routes for " + std::to_string(next.routes.size()) +
+                                  " pairs; expected one entry per ordered pair");
+    for (int s = 0; s < static_cast<int>(next.routes.size()); ++s) {
+      const auto& rs = next.routes[s];
+      double sum = 0;
+      for (const Route& r : rs) {
+        transport_->check_path(r.path, s / n, s % n);
+        if (!(r.fraction >= 0) || !(r.gbps >= 0) || !std::isfinite(r.gbps))
+          throw std::invalid_argument("a route of " + std::to_string(s / n) + "->" +
+                                      std::to_string(s % n) + " has a negative share or rate");
+        sum += r.fraction;
+      }
+      if (!rs.empty() && std::fabs(sum - 1) > 1e-6)
+        throw std::invalid_argument("the routes of " + std::to_string(s / n) + "->" +
+                                    std::to_string(s % n) + " share " + std::to_string(sum) +
+                                    " of its bytes; expected 1");
+    }
     if (next.sync.strategy == "owners") {
       check_owner_plan(next.sync, topo_.num_dcs);
       for (int j = 0; j < topo_.num_dcs; ++j)

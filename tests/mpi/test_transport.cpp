@@ -436,3 +436,102 @@ TEST(Transport, UnshapedTransportKeepsMpisThreadLevel) {
     EXPECT_EQ(level, g_mpi_thread_provided) << "after unshaped transport " << i;
   }
 }
+
+// Adaptive routes (Route::gbps): a→b's bytes on the direct link, with a standby through c (share
+// 0). a→b collapses to a twentieth at 0.3 s. A transfer before that sends everything direct (the
+// standby a header alone through c); the first after it still does — its sender has seen nothing
+// fresh — and sees its chunks crawl; the next one, cut on that sight, sends almost everything
+// through c. Every byte arrives where it belongs, and the counters say what went where.
+TEST(Transport, AdaptiveRoutesMoveBytesOffALinkThatCollapses) {
+  Config cfg = make_config(std::string(kShaped) +
+                           "[[link]]\nfrom = \"a\"\nto = \"b\"\ncapacity_gbps = 0.1\nlatency_ms = 10\n"
+                           "step_at_s = 0.3\nstep_capacity_gbps = 0.005\nstep_latency_ms = 10\n");
+  auto owned = transport(cfg);
+  Transport& tr = *owned;
+  const size_t X = 256 << 10;  // 21 ms at 0.1 Gbit/s, 420 ms at 0.005
+  const int me = rank();
+  const Paths paths = direct_paths(3);
+  Routes routes(9);
+  routes[0 * 3 + 1] = {Route{{0, 1}, 1.0, 0.1}, Route{{0, 2, 1}, 0.0, 0.1}};
+  const std::vector<std::pair<int, int>> pairs{{0, 1}};
+  const std::vector<size_t> bytes{X};
+  double fresh = -1e300;
+  auto once = [&](int seed) {
+    auto src = pattern(X, seed);
+    std::vector<char> dst(X, 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime(), since = fresh;
+    fresh = tr.now();
+    tr.exchange(MPI_COMM_WORLD, me, src.data(), me == 0 ? X : 0, me == 0 ? 1 : -1, dst.data(),
+                me == 1 ? X : 0, me == 1 ? 0 : -1, 1, pairs, bytes, paths, &routes, since);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double dt = MPI_Wtime() - t0;
+    if (me == 1) EXPECT_EQ(dst, src) << "transfer " << seed;
+    return std::make_pair(dt, summed(tr)[0 * 3 + 1]);
+  };
+  const auto [t1, c1] = once(11);
+  EXPECT_EQ(c1.route0_bytes, static_cast<double>(X));
+  EXPECT_EQ(c1.route1_bytes, 0.0);
+  EXPECT_EQ(c1.moved_bytes, 0.0);
+  EXPECT_EQ(c1.bytes, static_cast<double>(X));  // the link a→b carried it all
+  while (tr.now() < 0.35) usleep(5000);
+  const auto [t2, c2] = once(12);  // nothing seen since the collapse: the decision's cut
+  EXPECT_EQ(c2.route0_bytes, static_cast<double>(X));
+  EXPECT_EQ(c2.moved_bytes, 0.0);
+  const auto [t3, c3] = once(13);  // cut on the collapse seen in the last transfer
+  if (me == 0)
+    std::printf("  adaptive: before %.1f ms, into the collapse %.1f ms, after it %.1f ms "
+                "(%.0f of %zu bytes moved to the standby)\n",
+                t1 * 1e3, t2 * 1e3, t3 * 1e3, c3.route1_bytes, X);
+  // The sender saw a twentieth of 0.1 (under half of it): the parts end together at 0.005 and
+  // 0.1, 1/21 of the bytes direct.
+  EXPECT_NEAR(c3.route0_bytes, X / 21.0, X * 0.02);
+  EXPECT_EQ(c3.route0_bytes + c3.route1_bytes, static_cast<double>(X));
+  EXPECT_EQ(c3.moved_bytes, c3.route1_bytes);
+  EXPECT_GE(t2, 0.4);   // the collapse, paid once
+  EXPECT_LE(t3, 0.6 * t2);
+  tr.flush();
+}
+
+// Adaptive parts are measured as fixed ones: a ring of three whose hops each send a quarter of
+// their bytes the other way round, every part sized by its header. The receivers post a part's
+// receives only when its header has come, just before chunk 0; a receiver that saw the header
+// arrive was waiting, and its chunks (1 ms each here) must count as seen arriving, or the links
+// the relayed parts cross show no streaming rate at all (most transfers did before).
+TEST(Transport, AdaptivePartsAreMeasuredLikeFixedOnes) {
+  Config cfg = make_config(kShaped);
+  auto owned = transport(cfg);
+  Transport& tr = *owned;
+  const size_t X = 160 << 10;
+  const int me = rank();
+  const Paths paths = direct_paths(3);
+  Routes routes(9);
+  for (int a = 0; a < 3; ++a)
+    routes[a * 3 + (a + 1) % 3] = {Route{{a, (a + 1) % 3}, 0.75, 0.1},
+                                   Route{{a, (a + 2) % 3, (a + 1) % 3}, 0.25, 0.05}};
+  const std::vector<std::pair<int, int>> pairs{{0, 1}, {1, 2}, {2, 0}};
+  const std::vector<size_t> bytes{X, X, X};
+  int streamed = 0, cases = 0;
+  for (int rep = 0; rep < 4; ++rep) {
+    auto src = pattern(X, 20 + me);
+    std::vector<char> dst(X, 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    tr.exchange(MPI_COMM_WORLD, me, src.data(), X, (me + 1) % 3, dst.data(), X, (me + 2) % 3, 1,
+                pairs, bytes, paths, &routes, -1e300);
+    MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT_EQ(dst, pattern(X, 20 + (me + 2) % 3));
+    const auto c = summed(tr);
+    for (int l : {0 * 3 + 2, 2 * 3 + 1, 1 * 3 + 0}) {  // each carries a first and a relayed part
+      ++cases;
+      EXPECT_EQ(c[l].bytes, 2 * (X / 4.0));
+      if (c[l].stream_ms <= 0) continue;
+      ++streamed;
+      const double gbps = c[l].stream_bytes * 8 / (c[l].stream_ms * 1e6);
+      EXPECT_GE(gbps, 0.1 * 0.5);
+      EXPECT_LE(gbps, 0.1 * 1.2);
+    }
+  }
+  if (me == 0) std::printf("  adaptive parts: a streaming rate in %d of %d cases\n", streamed, cases);
+  EXPECT_GE(streamed, cases / 2);
+  tr.flush();
+}

@@ -121,9 +121,12 @@ TEST(DecisionRecord, EncodingRoundTripsAndRefusesCorruptBytes) {
   p.sync = star_plan(2, 1, p.paths);
   p.sync.predicted_ms = 12.5;
   p.overlap = Overlap::pipelined;
+  p.routes.assign(4, {});
+  p.routes[0 * 2 + 1] = {Route{{0, 1}, 1.0, 0.0625}, Route{{0, 1}, 0.0, 0.03125}};  // a standby
   const std::vector<char> bytes = encode(p);
   const Plan q = decode_plan(bytes);
   EXPECT_TRUE(q.same_decisions(p));
+  EXPECT_EQ(q.routes, p.routes);  // rates and a share of 0 included
   EXPECT_EQ(q.made_after, 41);
   EXPECT_EQ(q.effective, 43);
   for (size_t cut : {size_t{0}, size_t{7}, bytes.size() / 2, bytes.size() - 1})
@@ -135,6 +138,7 @@ TEST(DecisionRecord, EncodingRoundTripsAndRefusesCorruptBytes) {
   const std::string js = to_json(p);
   EXPECT_NE(js.find("\"overlap\":\"pipelined\""), std::string::npos) << js;
   EXPECT_NE(js.find("\"strategy\":\"owners\""), std::string::npos) << js;
+  EXPECT_NE(js.find("\"fraction\":0,\"gbps\":0.03125"), std::string::npos) << js;
 }
 
 TEST(Controller, BaselinesDecideOnceAtTheStart) {

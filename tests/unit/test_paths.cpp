@@ -21,7 +21,9 @@
 #include "control/mdp.hpp"
 #include "control/path_cost.hpp"
 #include "control/policy.hpp"
+#include "control/standby.hpp"
 #include "control/sync_cost.hpp"
+#include "net/transport.hpp"
 #include "validate/validate.hpp"
 
 namespace fs = std::filesystem;
@@ -1072,7 +1074,9 @@ TEST(PathSelectors, MdpTriesAStaleRelayWhenWhatItTeachesPays) {
   };
   const PathDecision qmdp = decide("mdp_stale_qmdp", false, false);
   EXPECT_EQ(qmdp.paths[0 * 3 + 1], (std::vector<int>{0, 1})) << qmdp.detail;
-  EXPECT_TRUE(qmdp.routes[0 * 3 + 1].empty()) << qmdp.detail;
+  Routes decided = qmdp.routes;  // as decided: without the standby the ring's hop may carry
+  strip_standbys(decided, 3);
+  EXPECT_TRUE(decided[0 * 3 + 1].empty()) << qmdp.detail;
   EXPECT_NE(ab(qmdp).find("\"explored\":false"), std::string::npos) << qmdp.detail;
 
   const PathDecision kg = decide("mdp_stale_kg", true, false);
@@ -1133,4 +1137,101 @@ TEST(PathSelectors, MdpGoesTheLongWayRoundASparseRing) {
   EXPECT_GE(around_share, 0.95) << d.detail;
   for (auto [a, b] : {std::pair{1, 2}, {2, 3}, {3, 0}})
     EXPECT_EQ(d.paths[a * 4 + b], (std::vector<int>{a, b})) << a << "->" << b << " " << d.detail;
+}
+
+// Adaptive routes (net/transport.hpp): a sender moves bytes only off a route whose first link it
+// saw deliver under half the rate the decision expected, to where both parts end together on
+// what it saw; a standby is never used for looking fast, nor a route for looking slow by a little.
+TEST(AdaptiveRoutes, ASenderMovesBytesOnlyOffARouteItSawDegrade) {
+  const std::vector<Route> standby{Route{{0, 1}, 1.0, 0.1}, Route{{0, 2, 1}, 0.0, 0.1}};
+  const std::vector<Route> split{Route{{0, 1}, 0.6, 0.06}, Route{{0, 2, 1}, 0.4, 0.04}};
+  auto f = [](const std::vector<Route>& rs, double s0, double s1) {
+    return adapted_fractions(rs, {s0, s1});
+  };
+  EXPECT_EQ(f(standby, -1, -1), (std::vector<double>{1.0, 0.0}));   // nothing seen
+  EXPECT_EQ(f(standby, 0.06, -1), (std::vector<double>{1.0, 0.0}));  // 0.6 of expected: no
+  EXPECT_EQ(f(standby, 0.1, 0.2), (std::vector<double>{1.0, 0.0}));  // a fast standby: no
+  EXPECT_EQ(f(standby, 0.1, 0.01), (std::vector<double>{1.0, 0.0}));  // a slow standby: no
+  const auto collapsed = f(standby, 0.005, -1);  // a twentieth: 0.005 against 0.1
+  EXPECT_NEAR(collapsed[0], 0.005 / 0.105, 1e-12);
+  EXPECT_NEAR(collapsed[0] + collapsed[1], 1.0, 1e-12);
+  EXPECT_NEAR(f(split, 0.01, -1)[0], 0.01 / 0.05, 1e-12);          // the split's first part
+  EXPECT_NEAR(f(split, -1, 0.004)[0], 0.06 / 0.064, 1e-12);        // ... or its second
+  EXPECT_NEAR(f(split, 0.02, 0.01)[0], 2.0 / 3, 1e-12);            // both: as seen
+  // A route whose degraded share is already below the even one keeps it (a sliver stays).
+  const std::vector<Route> sliver{Route{{0, 1}, 0.02, 0.005}, Route{{0, 2, 1}, 0.98, 0.1}};
+  EXPECT_EQ(f(sliver, 0.0024, -1)[0], 0.02);  // ends together at 0.023
+  // Without rates on both routes nothing adapts.
+  const std::vector<Route> fixed{Route{{0, 1}, 0.5}, Route{{0, 2, 1}, 0.5}};
+  EXPECT_EQ(f(fixed, 0.0001, -1), (std::vector<double>{0.5, 0.5}));
+}
+
+// A sparse ring of 4 (each DC linked to its neighbours both ways, 0.1 Gbit/s): the ring's hops
+// a→b, b→c, c→d, d→a go direct, and the way round the other side is idle. Each hop gets it as a
+// standby (share 0), both routes at their expected rates on the quarter-octave grid — unless its
+// header would come after the hop's bytes (slow links the other way). strip_standbys undoes it.
+TEST(AdaptiveRoutes, StandbysGoWhereTheirHeadersComeInTime) {
+  const int n = 4;
+  const std::vector<int> order{0, 1, 2, 3};
+  auto around = [&](int s, int t) {  // direct, and the long way round
+    std::vector<int> other{s};
+    for (int d = (s + n - 1) % n; d != t; d = (d + n - 1) % n) other.push_back(d);
+    other.push_back(t);
+    return std::vector<std::vector<int>>{{s, t}, other};
+  };
+  std::vector<PairTraffic> traffic(n * n);
+  for (int i = 0; i < n; ++i) traffic[i * n + (i + 1) % n] = PairTraffic{6 * 130e3, 6};
+  const LinkFigure gbps = [](int, int) { return 0.1; };
+  for (const double back_ms : {2.0, 50.0}) {
+    const LinkFigure lat = [&](int a, int b) { return b == (a + 1) % n ? 2.0 : back_ms; };
+    PathDecision d{direct_paths(n), Routes(n * n), ""};
+    arm_standbys(d, order, traffic, around, gbps, lat);
+    for (int i = 0; i < n; ++i) {
+      const int pr = i * n + (i + 1) % n;
+      if (back_ms > 12.4 / 3) {  // 3 hops back against 2 ms + 130 kB at 0.1 Gbit/s (10.4 ms)
+        EXPECT_TRUE(d.routes[pr].empty()) << pr;
+        continue;
+      }
+      ASSERT_EQ(d.routes[pr].size(), 2u) << pr;
+      EXPECT_EQ(d.routes[pr][0], (Route{{i, (i + 1) % n}, 1.0, quantised_gbps(0.1)}));
+      EXPECT_EQ(d.routes[pr][1].path, around(i, (i + 1) % n)[1]);
+      EXPECT_EQ(d.routes[pr][1].fraction, 0.0);
+      EXPECT_EQ(d.routes[pr][1].gbps, quantised_gbps(0.1));  // idle links the other way
+    }
+    strip_standbys(d.routes, n);
+    for (const auto& rs : d.routes) EXPECT_TRUE(rs.empty());
+  }
+  // A split keeps its shares and gets its parts' rates: the relayed part crosses d→c, which
+  // nothing else uses, and the direct part shares nothing.
+  PathDecision d{direct_paths(n), Routes(n * n), ""};
+  d.routes[0 * n + 1] = {Route{{0, 1}, 0.7}, Route{{0, 3, 2, 1}, 0.3}};
+  const LinkFigure lat = [](int, int) { return 2.0; };
+  arm_standbys(d, order, traffic, around, gbps, lat);
+  EXPECT_EQ(d.routes[0 * n + 1][0], (Route{{0, 1}, 0.7, quantised_gbps(0.1)}));
+  EXPECT_EQ(d.routes[0 * n + 1][1], (Route{{0, 3, 2, 1}, 0.3, quantised_gbps(0.1)}));
+  EXPECT_NEAR(quantised_gbps(0.1), 0.1, 0.1 * 0.095);  // within half a quarter-octave
+  EXPECT_EQ(quantised_gbps(0.0625), 0.0625);
+}
+
+// The controller reads a step under the routes its senders used: a standby that carried bytes
+// is a flow, a route they moved everything off is none, and without the figures the shares say.
+TEST(AdaptiveRoutes, TheViewReadsTheRoutesTheSendersUsed) {
+  Triangle t("routes_used");
+  Plan p = t.view->plan();
+  p.routes.assign(9, {});
+  p.routes[0 * 3 + 1] = {Route{{0, 1}, 1.0, 0.1}, Route{{0, 2, 1}, 0.0, 0.1}};
+  const World& w = t.view->world();
+  auto has = [](const std::vector<std::vector<int>>& ps, std::vector<int> q) {
+    return std::find(ps.begin(), ps.end(), q) != ps.end();
+  };
+  const auto planned = flow_paths(p, w);
+  EXPECT_TRUE(has(planned, {0, 1}));
+  EXPECT_FALSE(has(planned, {0, 2, 1}));
+  std::vector<LinkStep> links(9);
+  links[0 * 3 + 1].route0_bytes = 0, links[0 * 3 + 1].route1_bytes = 5e5;
+  const auto used = flow_paths(p, w, &links);
+  EXPECT_FALSE(has(used, {0, 1}));
+  EXPECT_TRUE(has(used, {0, 2, 1}));
+  links[0 * 3 + 1].route0_bytes = 1e4;
+  EXPECT_TRUE(has(flow_paths(p, w, &links), {0, 1}));
 }
