@@ -212,6 +212,32 @@ void print_summary(const std::string& path, const TraceData& d) {
     }
   }
 
+  // Pairs with routes (splits, standbys): what their senders put where, and moved (schema 6).
+  {
+    struct Pair {
+      double route0 = 0, route1 = 0, moved = 0;
+      long long steps_moved = 0;
+    };
+    std::map<std::pair<int, int>, Pair> pairs;
+    for (const LinkRow& l : d.links) {
+      if (l.route0_bytes + l.route1_bytes <= 0) continue;
+      Pair& x = pairs[{l.src, l.dst}];
+      x.route0 += l.route0_bytes, x.route1 += l.route1_bytes, x.moved += l.moved_bytes;
+      x.steps_moved += l.moved_bytes > 0;
+    }
+    if (!pairs.empty()) {
+      std::printf("\npairs with routes (from /links: bytes their senders put on each route; moved: "
+                  "against the decision's shares, adaptive routes)\n");
+      std::printf("  %-24s %14s %14s %14s %12s\n", "pair", "first route", "second route", "moved",
+                  "steps moved");
+      for (const auto& [key, x] : pairs) {
+        const std::string name = dc_name(m, key.first) + " -> " + dc_name(m, key.second);
+        std::printf("  %-24s %14s %14s %14s %12lld\n", name.c_str(), human_bytes(x.route0).c_str(),
+                    human_bytes(x.route1).c_str(), human_bytes(x.moved).c_str(), x.steps_moved);
+      }
+    }
+  }
+
   // Controller decisions per slot.
   std::printf("\ndecisions\n");
   if (d.decisions.empty()) std::printf("  (none)\n");

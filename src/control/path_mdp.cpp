@@ -89,18 +89,12 @@ class Mdp final : public PathSelector {
       }
     js << "]";
     if (v.plan().sync.strategy == "hierarchical" && n > 2) joint_ring(v, d, js);
-    if (pc_.standby && v.plan().sync.strategy == "hierarchical" && n > 2) {
-      // Adaptive routes on the rates expected at the sync the decision first runs.
-      const int64_t at = v.sync_step();
-      arm_standbys(
-          d, ring_order(v.plan().sync.ring, n), traffic,
-          [&](int s, int t) {
-            const auto it = pairs_.find(s * n + t);
-            return it == pairs_.end() ? simple_paths(ls, s, t, 2) : it->second.paths;
-          },
-          [&](int a, int c) { return ls.expected_gbps(a, c, at); },
-          [&](int a, int c) { return ls.latency_ms(a, c); });
-    }
+    if (pc_.standby && v.plan().sync.strategy == "hierarchical" && n > 2)
+      arm_standbys(d, expected_links(v), v.plan().sync.ring, w.gradient_bytes, traffic,
+                   [&](int s, int t) {
+                     const auto it = pairs_.find(s * n + t);
+                     return it == pairs_.end() ? simple_paths(ls, s, t, 2) : it->second.paths;
+                   });
     js << "}";
     d.detail = js.str();
     return d;
@@ -315,10 +309,11 @@ class Mdp final : public PathSelector {
   // against the plan in force is below the per-pair choices' (their time and switches).
   // Last, the split hops' shares are set on the ring's time expected over the links' likely
   // states (likely_states below).
-  void joint_ring(const ControllerView& v, PathDecision& d, std::ostringstream& js) const {
+  // Each link's rate expected at the sync the decision first runs (its belief then and its
+  // levels' mean measured capacities) and its believed latency: what the joint step plans on.
+  static LinkBeliefs expected_links(const ControllerView& v) {
     const LinkStates& ls = v.links();
-    const World& w = v.world();
-    const int n = w.num_dcs;
+    const int n = v.world().num_dcs;
     const int64_t at = v.sync_step();
     LinkBeliefs b{n, std::vector<double>(static_cast<size_t>(n) * n, 0.0),
                   std::vector<double>(static_cast<size_t>(n) * n, 0.0), "expected"};
@@ -328,6 +323,15 @@ class Mdp final : public PathSelector {
         b.gbps[a * n + c] = ls.expected_gbps(a, c, at);
         b.latency_ms[a * n + c] = ls.latency_ms(a, c);
       }
+    return b;
+  }
+
+  void joint_ring(const ControllerView& v, PathDecision& d, std::ostringstream& js) const {
+    const LinkStates& ls = v.links();
+    const World& w = v.world();
+    const int n = w.num_dcs;
+    const int64_t at = v.sync_step();
+    const LinkBeliefs b = expected_links(v);
     const std::vector<int> ring = ring_order(v.plan().sync.ring, n);
     const HopCandidates around = [&](int s, int t) {
       const auto it = pairs_.find(s * n + t);

@@ -125,8 +125,7 @@ class Oracle final : public PathSelector {
       joint = "ring";
       ring_ms = pick.seconds * 1e3;
       if (standby_)
-        arm_standbys(d, ring, traffic, [&](int a, int c) { return simple_paths(ls, a, c, 2); },
-                     gbps, lat);
+        arm_standbys(d, b, ring, S, traffic, [&](int a, int c) { return simple_paths(ls, a, c, 2); });
     }
     std::ostringstream js;
     js << "{\"" << (at_effect_ ? "upper_bound" : "reaction_bound")
