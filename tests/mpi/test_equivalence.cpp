@@ -461,6 +461,32 @@ TEST(Equivalence, SparseLineOfThreeDcs) {
   }
 }
 
+// Adaptive routes (docs/paths.md, "Reaction inside a sync"): a→b collapses to a fiftieth a few
+// steps into the run, and until the decisions follow (control.lag) the sender of the ring's hop
+// a→b moves its bytes to the standby through c within syncs. The bytes land at the same offsets
+// whatever the cut, so the losses still follow the single-rank run; and some bytes did move
+// (/links.moved_bytes), or the test would prove nothing.
+TEST(Equivalence, AdaptiveRoutesMoveBytesWithinSyncs) {
+  const std::string world =
+      "[[datacenter]]\nname = \"a\"\nranks = 1\n"
+      "[[datacenter]]\nname = \"b\"\nranks = 2\n"
+      "[[datacenter]]\nname = \"c\"\nranks = 3\n"
+      "[network]\ndefault_capacity_gbps = 0.2\ndefault_latency_ms = 1\n"
+      "[[link]]\nfrom = \"a\"\nto = \"b\"\ncapacity_gbps = 0.2\nlatency_ms = 1\n"
+      "step_at_s = 0.15\nstep_capacity_gbps = 0.004\nstep_latency_ms = 1\n"
+      "[control]\npath_selector = \"mdp\"\n";
+  Config cfg = load("adaptive", base_toml(20, 1) + world);
+  TrainOptions opt;
+  opt.trace_path = tmpdir() + "/adaptive.h5";
+  opt.force = true;
+  expect_matches_reference(run_on_prefix(cfg, opt), reference(20, 1));
+  if (world_rank() != 0) return;
+  double moved = 0;
+  for (const LinkRow& l : read_trace(opt.trace_path).links) moved += l.moved_bytes;
+  std::printf("  adaptive routes: %.0f bytes moved within syncs\n", moved);
+  EXPECT_GT(moved, 0);
+}
+
 namespace {
 // Three DCs of 1/2/3 ranks with uneven batch shares (as StarSyncPlan), links of uneven
 // capacity: a→b is narrow, so an LP routes part of its bytes through c; short latencies, so
