@@ -379,12 +379,24 @@ std::vector<double> LinkStates::transition(int s, int d) const {
 
 std::vector<double> LinkStates::state_gbps(int s, int d) const {
   const int K = p_.states, l = s * n_ + d;
+  // A link never measured: its levels cut from the prior (prior_gbps), not its configured figure.
+  const double ref = measured(s, d) ? binned_ref_[l] : std::min(binned_ref_[l], prior_gbps(s, d));
   std::vector<double> g(K);
   for (int k = 0; k < K; ++k)
     g[k] = num_[l][k] > 0   ? sum_[l][k] / num_[l][k]
-           : k == K - 1 ? binned_ref_[l]  // "at or above the reference": the reference
-                        : binned_ref_[l] * (k + 0.5) / K;
+           : k == K - 1 ? ref  // "at or above the reference": the reference
+                        : ref * (k + 0.5) / K;
   return g;
+}
+
+double LinkStates::prior_gbps(int s, int d) const {
+  const int l = s * n_ + d;
+  std::vector<double> refs;
+  for (int k = 0; k < n_ * n_; ++k)
+    if (last_step_[k] >= 0) refs.push_back(ref_[k]);
+  if (refs.empty()) return nominal_[l];
+  std::nth_element(refs.begin(), refs.begin() + static_cast<std::ptrdiff_t>(refs.size() / 2), refs.end());
+  return std::min(nominal_[l], refs[refs.size() / 2]);
 }
 
 std::vector<double> LinkStates::belief(int s, int d, int64_t at) const {
@@ -409,7 +421,7 @@ std::vector<double> LinkStates::belief(int s, int d, int64_t at) const {
 // twentieth to a seventh of the link; a link never measured, its smoothed figure (the prior).
 double LinkStates::expected_gbps(int s, int d, int64_t at) const {
   const int l = s * n_ + d;
-  if (!measured(s, d)) return ewma_[l];
+  if (!measured(s, d)) return std::min(ewma_[l], prior_gbps(s, d));
   const std::vector<double> bel = belief(s, d, at);
   const std::vector<double> lv = level_gbps(s, d);
   double per_gbit = 0;
@@ -423,6 +435,7 @@ std::vector<double> LinkStates::level_gbps(int s, int d) const {
   // In the level it was last measured in, the link is where it was last measured: a level
   // spans a factor (with four levels the lowest held a quarter and a twentieth of a link
   // alike). A bound says "at least": the level's capacity, or the bound if above it.
+  if (!measured(s, d)) return lv;  // its prior's levels (state_gbps)
   const int k = level(last_[l], binned_ref_[l]);
   lv[k] = last_bound_[l] ? std::max(lv[k], last_[l]) : last_[l];
   return lv;

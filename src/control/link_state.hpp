@@ -7,7 +7,8 @@
 //              rate, exact whatever was relayed beside it); else the streaming rate (stream_gbps:
 //              the flows' bytes after their first chunk over the union of their first-to-last
 //              arrivals), read through the pacing test below; before the first measurement, the
-//              configured capacity (the prior, named so);
+//              configured capacity, but no more than the median of the measured links'
+//              references (the prior, named so: prior_gbps);
 //   latency    one-way latency from small messages (controller replies and reports): the least
 //              of the last 16 steps' samples (a windowed minimum, as TCP BBR's min-RTT filter),
 //              since a message that queued behind sync bytes measured the queue too, and the
@@ -124,6 +125,13 @@ class LinkStates {
   std::vector<double> belief(int s, int d, int64_t at) const;
   // The rate that gives the expected transfer time at step `at` (link_state.cpp).
   double expected_gbps(int s, int d, int64_t at) const;
+  // What a link never measured is believed to carry: its configured capacity, but no more than
+  // the median of the measured links' references (what this world's links deliver at their best,
+  // as measured). Where the machine delivers a fraction of the configured figures (mesh6-c: six
+  // ranks on two cores, 0.3–1 Gbit/s on links configured at 1–6), an idle link believed at its
+  // configuration made every relay over it look several times wider than the ring's own links,
+  // and mdp tried them, one after another, at a loss (docs/paths.md, "mesh6-c").
+  double prior_gbps(int s, int d) const;
   // The capacity of each level as expected_gbps weighs it: state_gbps, except that the level
   // last measured in holds the last measurement (a bound: at least the level's mean). Only for a
   // measured link.

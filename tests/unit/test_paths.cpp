@@ -252,11 +252,12 @@ TEST(LinkStates, LevelsTransitionsAndBelief) {
   const auto b = ls.belief(0, 1, 20);
   for (int j = 0; j < 4; ++j) EXPECT_NEAR(b[j], P[0 * 4 + j], 1e-12);
   // The reverse link was never measured: its prior stands (the top level at the configured
-  // capacity, the others at their bins' midpoints), its chain the world's: the other link's
-  // rows over the same base (a row the other link never left from: the base alone).
+  // capacity, but no more than the median measured reference, 0.9 here; the others at their
+  // bins' midpoints), its chain the world's: the other link's rows over the same base (a row
+  // the other link never left from: the base alone).
   EXPECT_FALSE(ls.measured(1, 0));
-  EXPECT_NEAR(ls.state_gbps(1, 0)[3], 1.0, 1e-12);
-  EXPECT_NEAR(ls.state_gbps(1, 0)[1], 1.5 / 4, 1e-12);
+  EXPECT_NEAR(ls.state_gbps(1, 0)[3], 0.9, 1e-12);
+  EXPECT_NEAR(ls.state_gbps(1, 0)[1], 0.9 * 1.5 / 4, 1e-12);
   const auto R = ls.transition(1, 0);
   EXPECT_NEAR(R[2 * 4 + 2], pbar, 1e-12);
   EXPECT_NEAR(R[3 * 4 + 0], (10 + off) / (10 + 8), 1e-12);
@@ -1241,4 +1242,29 @@ TEST(AdaptiveRoutes, TheViewReadsTheRoutesTheSendersUsed) {
   EXPECT_TRUE(has(used, {0, 2, 1}));
   links[0 * 3 + 1].route0_bytes = 1e4;
   EXPECT_TRUE(has(flow_paths(p, w, &links), {0, 1}));
+}
+
+// A link never measured is believed at its configured capacity, but no more than the median of
+// what the measured links deliver at their best: on a machine that delivers a tenth of the
+// configured figures, an idle link believed at its configuration made every relay over it look
+// ten times wider than the ring's links. Before any measurement, the configured figure.
+TEST(LinkStates, ANeverMeasuredLinkIsBelievedNoFasterThanTheMedianMeasuredOne) {
+  // Three DCs, every link configured at 4 Gbit/s.
+  LinkStates ls(3, {0, 4, 4, 4, 0, 4, 4, 4, 0}, {0, 10, 10, 10, 0, 10, 10, 10, 0},
+                LinkStates::Params{5, 0.5});
+  EXPECT_EQ(ls.prior_gbps(0, 2), 4.0);
+  EXPECT_EQ(ls.expected_gbps(0, 2, 1), 4.0);
+  // a→b, b→c and c→a measured at 0.3, 0.4 and 0.5: the median reference is 0.4.
+  StepRecord r = step_with(0, 3, 0, 1, 0.3);
+  r.links[1 * 3 + 2] = step_with(0, 3, 1, 2, 0.4).links[1 * 3 + 2];
+  r.links[2 * 3 + 0] = step_with(0, 3, 2, 0, 0.5).links[2 * 3 + 0];
+  ls.observe(r);
+  EXPECT_NEAR(ls.prior_gbps(0, 2), 0.4, 1e-12);
+  EXPECT_NEAR(ls.expected_gbps(0, 2, 1), 0.4, 1e-12);
+  EXPECT_NEAR(ls.state_gbps(0, 2).back(), 0.4, 1e-12);  // the MDP's levels of it too
+  EXPECT_NEAR(ls.last_gbps(0, 1), 0.3, 1e-12);          // measured links: as measured
+  // Never above its own configuration: a link configured at 0.2 stays at 0.2.
+  LinkStates slow(2, {0, 0.2, 4, 0}, {0, 10, 10, 0}, LinkStates::Params{5, 0.5});
+  slow.observe(step_with(0, 2, 1, 0, 0.4));
+  EXPECT_EQ(slow.prior_gbps(0, 1), 0.2);
 }
