@@ -170,6 +170,8 @@ class ControllerView {
   int64_t effective_ = 0;
   int sync_lead_ = 0;  // steps the record's sync half runs before its step (0, or 1: early_paths)
   double now_s_ = 0;
+  // A real network's first sync is still to be seen, and left out (observe_links).
+  bool opening_sync_ahead_ = false;
 };
 
 }  // namespace strait

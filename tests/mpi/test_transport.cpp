@@ -466,7 +466,7 @@ TEST(Transport, AdaptiveRoutesMoveBytesOffALinkThatCollapses) {
                 me == 1 ? X : 0, me == 1 ? 0 : -1, 1, pairs, bytes, paths, &routes, since);
     MPI_Barrier(MPI_COMM_WORLD);
     const double dt = MPI_Wtime() - t0;
-    if (me == 1) EXPECT_EQ(dst, src) << "transfer " << seed;
+    if (me == 1) { EXPECT_EQ(dst, src) << "transfer " << seed; }
     return std::make_pair(dt, summed(tr)[0 * 3 + 1]);
   };
   const auto [t1, c1] = once(11);

@@ -1140,6 +1140,43 @@ TEST(PathSelectors, MdpGoesTheLongWayRoundASparseRing) {
     EXPECT_EQ(d.paths[a * 4 + b], (std::vector<int>{a, b})) << a << "->" << b << " " << d.detail;
 }
 
+// On a real network (network.shaper = "none") the run's first sync opens the connections and
+// runs in TCP slow start: its rates are not the links' and the controller leaves it out (under tc
+// such a sample held a 0.1 Gbit/s link at a fifth for ten steps); the software shaper's is taken.
+TEST(LinkStates, ARealNetworksFirstSyncIsLeftOut) {
+  for (const std::string shaper : {"none", "software"}) {
+    const fs::path p = scratch() / ("opening-" + shaper + ".toml");
+    std::ofstream(p) << "[model]\nlayers = 1\nd_model = 16\nheads = 2\nd_ff = 32\nseq_len = 8\n"
+                        "[train]\nsteps = 10\nglobal_batch = 8\ncorpus = \""
+                     << (scratch() / "corpus.txt").string() << "\"\n"
+                     << "[[datacenter]]\nname = \"a\"\nranks = 1\n[[datacenter]]\nname = \"b\"\n"
+                        "ranks = 1\n[network]\ndefault_capacity_gbps = 1.0\ndefault_latency_ms = 1\n"
+                        "shaper = \""
+                     << shaper << "\"\n";
+    const Config cfg = load_valid_config(p.string());
+    const auto sc = std::make_shared<const Scenario>(cfg);
+    Plan plan;
+    plan.effective = 0;
+    for (const auto& dc : cfg.datacenters) plan.splits.push_back(dc.split);
+    plan.shares = cfg.train.batch_shares;
+    plan.paths = direct_paths(2);
+    ControllerView view(make_world(cfg, *sc, true), sc, plan);
+    StepRecord none;  // a record without sync bytes (a compute half before any sync) changes nothing
+    none.step = 0;
+    none.links.assign(4, LinkStep{});
+    view.computed([&] { StepRecord r = none; r.early = true; return r; }());
+    view.record(none);
+    view.record(step_with(1, 2, 0, 1, 0.2));  // the first sync: slow start
+    EXPECT_EQ(view.links().measured(0, 1), shaper == "software") << shaper;
+    view.record(step_with(2, 2, 0, 1, 0.9));
+    EXPECT_TRUE(view.links().measured(0, 1)) << shaper;
+    EXPECT_NEAR(view.links().last_gbps(0, 1), 0.9, 1e-9) << shaper;
+    // The smoothed rate: the second sync's alone, or both (weight 0.3 on the newest).
+    EXPECT_NEAR(view.links().ewma_gbps(0, 1), shaper == "none" ? 0.9 : 0.7 * 0.2 + 0.3 * 0.9, 1e-9)
+        << shaper;
+  }
+}
+
 // Adaptive routes (net/transport.hpp): a sender moves bytes only off a route whose first link it
 // saw deliver under half the rate the decision expected, to where both parts end together on
 // what it saw; a standby is never used for looking fast, nor a route for looking slow by a little.
