@@ -82,7 +82,7 @@ void ControllerView::observe_links(const StepRecord& r) {
   // paths of the record of the step after it.
   // On a real network (network.shaper = "none": tc, a WAN) the run's first sync opens the
   // connections (Open MPI's TCP transport connects a pair on its first message) and runs in TCP
-  // slow start: detour3 under tc measured its 0.1 Gbit/s links at 0.02-0.06 Gbit/s there and at
+  // slow start: detour3 under tc measured some 0.1 Gbit/s links at 0.02-0.06 Gbit/s there, at
   // 0.07-0.10 from the next sync on. Taken as the links' rates, one such sample (b->a at 0.027)
   // had mdp send most of b->a's bytes round for eight steps, the link then carrying too little
   // to be measured again. The software shaper's first sync is the links' own; it is taken.
