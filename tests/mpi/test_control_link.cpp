@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "../common/checking_tree.hpp"
 #include "config/config.hpp"
 #include "control/control_link.hpp"
 #include "topo/clock.hpp"
@@ -156,11 +157,17 @@ void two_rounds(bool threaded) {
   EXPECT_EQ(all[0 * n + 2].bytes, 2 * sizeof(Reply) + 6);
   // Three small messages went a → b; each gives a sample when b saw it arrive (a message found
   // already waiting — b busy, as on a loaded machine — says when b looked, and gives none).
+  // A sample is never below the link's latency; in a checking tree (slow, TSan's threads) b can
+  // be busy for all three, so there the count and the upper bound are not checked.
   const double samples = all[0 * n + 1].latency_samples;
-  EXPECT_GE(samples, 1.0);
   EXPECT_LE(samples, 3.0);
-  EXPECT_GE(all[0 * n + 1].latency_ms / samples, 5.0 * 0.99);
-  EXPECT_LE(all[0 * n + 1].latency_ms / samples, 5.0 + 5.0);
+  if (samples > 0) {
+    EXPECT_GE(all[0 * n + 1].latency_ms / samples, 5.0 * 0.99);
+  }
+  if (strait::testing::timing_checked()) {
+    EXPECT_GE(samples, 1.0);
+    EXPECT_LE(all[0 * n + 1].latency_ms / samples, 5.0 + 5.0);
+  }
   EXPECT_EQ(all[1 * n + 2].bytes, 0.0);  // nothing between b and c
 }
 

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -20,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "../common/checking_tree.hpp"
 #include "config/config.hpp"
 #include "net/transport.hpp"
 #include "topo/clock.hpp"
@@ -27,6 +29,8 @@
 using namespace strait;
 
 namespace {
+
+using strait::testing::timing_checked;
 
 int rank() {
   int r = 0;
@@ -188,7 +192,9 @@ TEST(Transport, ABackedRateIsTheLinksOwnBesideATricklingRelayedFlow) {
   // Never above the link (chunks found together must not read faster), and below it only by the
   // receiver's late looks (as for one flow: 0.065 was seen on a busy machine).
   EXPECT_LE(backed, 0.1 * 1.05);
-  EXPECT_GE(backed, 0.1 * 0.5);
+  if (timing_checked()) {
+    EXPECT_GE(backed, 0.1 * 0.5);
+  }
   // The bytes inside the backed time are a's own after its first timed chunk, plus the few
   // relayed chunks that came meanwhile (~5 Mbit/s of them): not more than both flows' bytes.
   EXPECT_LE(ab.backed_bytes, static_cast<double>(X + Y));
@@ -228,12 +234,14 @@ TEST(Transport, SenderGoesOnWhenItsBytesHaveLeft) {
     EXPECT_GE(second, 2 * leave * 0.99);
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
-    if (level >= MPI_THREAD_MULTIPLE) {
+    if (level >= MPI_THREAD_MULTIPLE && timing_checked()) {
       EXPECT_LT(second, 0.150);  // far from the 242 ms of the second delivery
     }
     // The receiver had it all in time although the sender slept from ~45 ms on.
     EXPECT_GE(back[1], (arrive + leave) * 0.99);
-    EXPECT_LT(back[1], (arrive + leave) * 1.5 + 0.060);
+    if (timing_checked()) {
+      EXPECT_LT(back[1], (arrive + leave) * 1.5 + 0.060);
+    }
   }
   if (rank() == 1) {
     EXPECT_EQ(d1, s1);
@@ -279,7 +287,9 @@ TEST(Courier, DeliversInTimeOrderNeverEarly) {
     c.flush();
     MPI_Waitall(2, r + 1, MPI_STATUSES_IGNORE);
     EXPECT_GE(first, 0.030);
-    EXPECT_LT(first, 0.030 + 0.050);
+    if (timing_checked()) {
+      EXPECT_LT(first, 0.030 + 0.050);
+    }
     EXPECT_GE(MPI_Wtime() - t0, 0.060);
     EXPECT_EQ(got[0], 1);
     EXPECT_EQ(got[1], 2);
@@ -300,7 +310,9 @@ TEST(Transport, TwoFlowsShareOneLink) {
   const double solo = X * 8.0 / 0.1e9;
   if (rank() == 0) std::printf("  two flows on a→b: %.1f ms (one alone %.1f ms)\n", t.seconds * 1e3, solo * 1e3);
   EXPECT_GE(t.seconds, 2 * solo * 0.99);
-  EXPECT_LE(t.seconds, 2 * solo * 1.5 + 0.080);
+  if (timing_checked()) {
+    EXPECT_LE(t.seconds, 2 * solo * 1.5 + 0.080);
+  }
   if (rank() == 1) {
     EXPECT_EQ(d1, s1);
     EXPECT_EQ(d2, s2);
@@ -476,20 +488,27 @@ TEST(Transport, AdaptiveRoutesMoveBytesOffALinkThatCollapses) {
   EXPECT_EQ(c1.bytes, static_cast<double>(X));  // the link a→b carried it all
   while (tr.now() < 0.35) usleep(5000);
   const auto [t2, c2] = once(12);  // nothing seen since the collapse: the decision's cut
-  EXPECT_EQ(c2.route0_bytes, static_cast<double>(X));
-  EXPECT_EQ(c2.moved_bytes, 0.0);
   const auto [t3, c3] = once(13);  // cut on the collapse seen in the last transfer
   if (me == 0)
     std::printf("  adaptive: before %.1f ms, into the collapse %.1f ms, after it %.1f ms "
                 "(%.0f of %zu bytes moved to the standby)\n",
                 t1 * 1e3, t2 * 1e3, t3 * 1e3, c3.route1_bytes, X);
-  // The sender saw a twentieth of 0.1 (under half of it): the parts end together at 0.005 and
-  // 0.1, 1/21 of the bytes direct.
-  EXPECT_NEAR(c3.route0_bytes, X / 21.0, X * 0.02);
+  // Wherever the cut fell, every byte went one way or the other and what left the decision's
+  // route is counted as moved.
+  EXPECT_EQ(c2.route0_bytes + c2.route1_bytes, static_cast<double>(X));
+  EXPECT_EQ(c2.moved_bytes, c2.route1_bytes);
   EXPECT_EQ(c3.route0_bytes + c3.route1_bytes, static_cast<double>(X));
   EXPECT_EQ(c3.moved_bytes, c3.route1_bytes);
-  EXPECT_GE(t2, 0.4);   // the collapse, paid once
-  EXPECT_LE(t3, 0.6 * t2);
+  if (timing_checked()) {
+    // The clear link was seen at its rate before the collapse: no cut in the second transfer.
+    EXPECT_EQ(c2.route0_bytes, static_cast<double>(X));
+    EXPECT_EQ(c2.moved_bytes, 0.0);
+    // The sender saw a twentieth of 0.1 (under half of it): the parts end together at 0.005 and
+    // 0.1, 1/21 of the bytes direct.
+    EXPECT_NEAR(c3.route0_bytes, X / 21.0, X * 0.02);
+    EXPECT_GE(t2, 0.4);  // the collapse, paid once
+    EXPECT_LE(t3, 0.6 * t2);
+  }
   tr.flush();
 }
 
@@ -527,11 +546,15 @@ TEST(Transport, AdaptivePartsAreMeasuredLikeFixedOnes) {
       if (c[l].stream_ms <= 0) continue;
       ++streamed;
       const double gbps = c[l].stream_bytes * 8 / (c[l].stream_ms * 1e6);
-      EXPECT_GE(gbps, 0.1 * 0.5);
-      EXPECT_LE(gbps, 0.1 * 1.2);
+      if (timing_checked()) {
+        EXPECT_GE(gbps, 0.1 * 0.5);
+        EXPECT_LE(gbps, 0.1 * 1.2);
+      }
     }
   }
   if (me == 0) std::printf("  adaptive parts: a streaming rate in %d of %d cases\n", streamed, cases);
-  EXPECT_GE(streamed, cases / 2);
+  if (timing_checked()) {
+    EXPECT_GE(streamed, cases / 2);
+  }
   tr.flush();
 }
