@@ -22,8 +22,13 @@
 //              looked like the rest (docs/paths.md);
 //   state      the congestion level: the last measured capacity over the reference, cut into
 //              `states` equal bins of (0, 1] — bin 0 the most congested, the last bin for "at or
-//              above the reference". When the reference moves by more than 5% the levels, the
-//              chain and the levels' capacities are rebuilt from the kept measurements;
+//              above the reference". With hysteresis: an exact sample one level from the
+//              link's last one, within half a bin of the edge between them, keeps the last
+//              level (link_state.cpp, chain_level) — rates that vary ±20% from sync to sync on
+//              a clear link under tc crossed the edge at 0.8 of the reference step after step,
+//              and the chain learned that levels last two steps. When the reference moves by
+//              more than 5% the levels, the chain and the levels' capacities are rebuilt from
+//              the kept measurements;
 //   chain      transition counts between the states of consecutive exactly measured steps
 //              (bounds, below, are not counted, and one above a gap's first level breaks it),
 //              and across a gap of up to 64 unmeasured steps the expected counts of the
@@ -174,6 +179,9 @@ class LinkStates {
   static constexpr size_t kKept = 4096;
   static constexpr size_t kLatencyWindow = 16;  // sampled steps the latency is the least of
   int level(double gbps, double ref) const;
+  // The level an exact sample of link l takes in the chain: level(), with hysteresis against
+  // the last exact level (the top).
+  int chain_level(int l, double gbps) const;
   // An exact sample into the chain, the levels' means and the belief; a bound into the belief
   // only (truncate). Replayed by rebin from series_, which keeps the bounds that were taken
   // (a bound not taken truncates the belief once and is not replayed).
