@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "../common/checking_tree.hpp"
+#include "tests/common/checking_tree.hpp"
 #include "config/config.hpp"
 #include "control/control_link.hpp"
 #include "topo/clock.hpp"

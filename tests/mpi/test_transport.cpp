@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "../common/checking_tree.hpp"
+#include "tests/common/checking_tree.hpp"
 #include "config/config.hpp"
 #include "net/transport.hpp"
 #include "topo/clock.hpp"
