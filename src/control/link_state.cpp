@@ -18,8 +18,11 @@ constexpr int kEmRounds = 8;
 // A relayed link that streamed below this share of its upstream's pace was the bottleneck (and
 // a relayed flow let through below this share of its part of a link was held back upstream).
 constexpr double kPaced = 0.7;
-// A lower bound this many times a level's measured mean rules that level out (bound_level).
-constexpr double kBoundOver = 2.0;
+// A lower bound this many times a level's measured mean rules that level out (bound_level):
+// above the goodput a token bucket's burst lends a small flow on a slow link (under tc, untimed
+// parts of 16-40 KB on a 0.005 Gbit/s link read 1.2x its rate at the median, 2.6x at most), below
+// what a recovered link gives such a flow (0.018 on detour3's 0.1 Gbit/s link: 3.6x level 0).
+constexpr double kBoundOver = 3.0;
 // Hysteresis of the levels, in bins: an exact sample one level from the last within this much
 // of the edge between them keeps the last level (chain_level).
 constexpr double kHysteresis = 0.5;
@@ -135,13 +138,18 @@ void LinkStates::add(int l, int64_t step, double gbps, bool bound) {
 
 // A bound rules out the levels below its own, and also its own and those above while the level's
 // mean as measured is under gbps / kBoundOver: the MDP prices a link in a level at that mean, and
-// a link seen delivering at least twice it is not in that level as the model knows it. Why: on
+// a link seen delivering at least three times it is not in that level as the model knows it
+// (kBoundOver: twice was within a burst's reach under tc, below). Why: on
 // detour3 a→b recovered while mdp kept a sliver of a→b's bytes on it (a split at the congested
 // rate); the sliver's flow was over before its chunks could be timed, so its goodput came as a
 // bound, 0.018 Gbit/s on a link with reference 0.1 — level 0 of 5, whose mean was 0.005. Level 0
 // stood, the bound raised the link's expected rate and so the split's share on it, the split
 // then cost more in level 0 than the relay, and mdp relayed all of a→b's bytes round it, while it
 // was clear, for the ~40 steps left (about 10 ms a step above oracle-now, in each of three runs).
+// With twice, tc detour3's sliver on a→b while it was congested (~25 KB: four ring rounds of
+// ~6 KB, each passing its first 3 KB on the htb bucket's burst) read 0.0084-0.0097 against level
+// 0's mean of 0.0047, ruled level 0 out, and the next decision put a quarter of a→b's bytes on
+// it: 240-500 ms steps, two to five a run (docs/paths.md, "A sliver that keeps looking").
 int LinkStates::bound_level(int l, double gbps) const {
   int k = level(gbps, binned_ref_[l]);
   if (num_[l][k] == 0) return k;

@@ -128,6 +128,34 @@ double path_ms(const std::vector<int>& path, const PairTraffic& t, const LinkFig
   return t.messages * lat + t.bytes * 8 / (cap * 1e6);
 }
 
+double least_time_share(const PairTraffic& t, double latency0_ms, double latency1_ms,
+                        const std::vector<SplitState>& states) {
+  // E is convex and piecewise linear in f: state x's term follows its second part up to f_x,
+  // where the two parts end together, and its first part after. The least is at the breakpoint
+  // where E's slope, Σ_{f_x < f} w·B/c0 − Σ_{f_x > f} w·B/c1, turns non-negative.
+  struct Point {
+    double f, up, down;  // breakpoint; slope of the term past it (w·B/c0) and before (w·B/c1)
+  };
+  std::vector<Point> pts;
+  const double ms_gbit = t.bytes * 8 / 1e6;  // the bytes' milliseconds at 1 Gbit/s
+  const double a0 = t.messages * latency0_ms, a1 = t.messages * latency1_ms;
+  double slope = 0;
+  for (const SplitState& x : states) {
+    if (!(x.weight > 0)) continue;
+    const double b0 = ms_gbit / std::max(x.gbps0, 1e-12), b1 = ms_gbit / std::max(x.gbps1, 1e-12);
+    const double f = b0 + b1 > 0 ? std::clamp((a1 + b1 - a0) / (b0 + b1), 0.0, 1.0) : 0.5;
+    pts.push_back({f, x.weight * b0, x.weight * b1});
+    slope -= x.weight * b1;
+  }
+  if (pts.empty()) return 0.5;
+  std::sort(pts.begin(), pts.end(), [](const Point& x, const Point& y) { return x.f < y.f; });
+  for (const Point& x : pts) {
+    slope += x.up + x.down;
+    if (slope >= 0) return x.f;
+  }
+  return 1.0;
+}
+
 bool shares_a_link(const std::vector<int>& p, const std::vector<int>& q) {
   for (size_t i = 0; i + 1 < p.size(); ++i)
     for (size_t j = 0; j + 1 < q.size(); ++j)

@@ -41,6 +41,17 @@ std::vector<int> fewest_hop_path(const LinkStates& ls, int s, int d);
 using LinkFigure = std::function<double(int src, int dst)>;
 double path_ms(const std::vector<int>& path, const PairTraffic& t, const LinkFigure& gbps,
                const LinkFigure& latency_ms);
+// A split of a pair's traffic over two paths: the share f on the first that makes its expected
+// time least over the paths' possible states,
+//   E(f) = Σ_x w_x max(m·l0 + f·B/c0_x, m·l1 + (1 − f)·B/c1_x),
+// with (w_x, c0_x, c1_x) a state's weight and the two paths' bottleneck rates in it, m the
+// messages, B the bytes and l0, l1 the paths' latencies. With one state this is the share at
+// which both parts end together (in proportion to the rates where the latencies are equal).
+struct SplitState {
+  double weight, gbps0, gbps1;
+};
+double least_time_share(const PairTraffic& t, double latency0_ms, double latency1_ms,
+                        const std::vector<SplitState>& states);
 // Whether two paths both cross some directed link (their parts would share its rate).
 bool shares_a_link(const std::vector<int>& p, const std::vector<int>& q);
 // The bottleneck capacity of a path.

@@ -2,8 +2,9 @@
 // Markov decision process over the congestion of the links its candidate paths use.
 //   actions  the direct link (when it exists), the K (control.paths.relays) best relayed paths —
 //            through one or two other DCs, ranked by believed bottleneck (then fewer hops, then
-//            latency) — and a split of the bytes over the two best candidates in proportion to
-//            their rates;
+//            latency) — and a split of the bytes over the two best candidates, its share the one
+//            of least expected time over the links' beliefs (in proportion to the two paths'
+//            rates where their state is known: split_share);
 //   state    the joint congestion state of the links involved (link_state.hpp: each link's
 //            measured rate cut into `states` levels) and the action in force (switching costs);
 //   model    each link's own Markov chain (link_state.hpp: its transition counts under a prior
@@ -200,15 +201,12 @@ class Mdp final : public PathSelector {
       fp.push_back(lat.back());
     }
     if (fresh.split) {
-      // In proportion to the rates expected when the decision takes effect: the smoothed rate of
-      // a link left congested a few steps ago still remembers it clear, and a split that sends
-      // 40% over a link at a twentieth costs more than the relay it was meant to hedge.
+      // The share that makes the split's expected time least over the links' beliefs when the
+      // decision takes effect, on the model the MDP is solved on (split_share below).
       const int64_t at = v.sync_step();
-      const LinkFigure rate = [&](int i, int j) {
-        return ls.expected_gbps(i, j, at) / (1 + sharers[i * n + j]);
-      };
-      const double r0 = bottleneck_gbps(cand[0], rate), r1 = bottleneck_gbps(cand[1], rate);
-      fresh.share0 = r0 + r1 > 0 ? r0 / (r0 + r1) : 0.5;
+      std::vector<std::vector<double>> bel;
+      for (int l : fresh.links) bel.push_back(ls.belief(l / n, l % n, at));
+      fresh.share0 = split_share(fresh, tr, bel, g, lat, K, n);
       fp.push_back(fresh.share0);
     }
     Pair& pair = pairs_[s * n + t];
@@ -277,7 +275,7 @@ class Mdp final : public PathSelector {
     }
     if (a != qmdp) exploring_.insert(s * n + t);
     if (pair.split && a == pair.A - 1) {
-      // Split with the shares the MDP was solved for (the paths' smoothed rates then).
+      // Split with the share the MDP was solved for (split_share, when it was solved).
       const double f0 = pair.share0;
       d.paths[s * n + t] = pair.paths[f0 >= 0.5 ? 0 : 1];
       d.routes[s * n + t] = {Route{pair.paths[0], f0}, Route{pair.paths[1], 1 - f0}};
@@ -576,6 +574,47 @@ class Mdp final : public PathSelector {
     return (now - after) * std::pow(g, ahead_ + 1) / (1 - g);
   }
 
+  // The split's share on paths[0]: least_time_share (path_cost.hpp) over the joint states of the
+  // two paths' links at the effective step (their beliefs; independent links), on the levels'
+  // capacities the MDP is solved on (g). Not the ratio of the paths' expected rates: those take
+  // a link's current level at its last measured rate (LinkStates::level_gbps) where the MDP
+  // prices the level's mean, and a sliver on a congested a→b sized on one fast reading (0.0070
+  // where the level's mean was 0.0052) was priced slower than the relay it hedged — tc detour3
+  // dropped the split, a→b went unmeasured, and 41 steps of its recovery passed relayed
+  // (docs/paths.md, "A sliver that keeps looking").
+  static double split_share(const Pair& pr, const PairTraffic& tr,
+                            const std::vector<std::vector<double>>& bel,
+                            const std::vector<std::vector<double>>& g, const std::vector<double>& lat,
+                            int K, int n) {
+    std::vector<int> digits[2], used;
+    double l[2] = {0, 0};
+    for (int i = 0; i < 2; ++i)
+      for (size_t h = 0; h + 1 < pr.paths[i].size(); ++h) {
+        const int d = static_cast<int>(
+            std::find(pr.links.begin(), pr.links.end(), pr.paths[i][h] * n + pr.paths[i][h + 1]) -
+            pr.links.begin());
+        digits[i].push_back(d);
+        l[i] += lat[d];
+        if (std::find(used.begin(), used.end(), d) == used.end()) used.push_back(d);
+      }
+    std::vector<SplitState> states;
+    std::vector<int> level(pr.links.size(), 0);
+    const int Y = static_cast<int>(std::pow(K, used.size()));
+    for (int y = 0; y < Y; ++y) {
+      double w = 1;
+      for (size_t j = 0, m = 1; j < used.size(); ++j, m *= K) {
+        level[used[j]] = static_cast<int>((y / m) % K);
+        w *= bel[used[j]][level[used[j]]];
+      }
+      if (w <= 0) continue;
+      double c[2] = {1e300, 1e300};
+      for (int i = 0; i < 2; ++i)
+        for (int d : digits[i]) c[i] = std::min(c[i], g[d][level[d]]);
+      states.push_back({w, c[0], c[1]});
+    }
+    return least_time_share(tr, l[0], l[1], states);
+  }
+
   // Builds the pair's MDP on the model (P, g, lat per involved link) and solves it.
   void solve(Pair& pair, const PairTraffic& tr, const std::vector<std::vector<double>>& P,
              const std::vector<std::vector<double>>& g, const std::vector<double>& lat, int K,
@@ -606,8 +645,8 @@ class Mdp final : public PathSelector {
         cap[a] = std::max(cap[a], 1e-12);
         time[a][x] = tr.messages * l[a] + tr.bytes * 8 / (cap[a] * 1e6);
       }
-      // The split's shares are fixed when it is chosen (in proportion to the two paths' smoothed
-      // rates, as executed); each part then moves at its path's rate in state x.
+      // The split's share is fixed when the MDP is solved (split_share, as executed); each part
+      // then moves at its path's rate in state x.
       if (pair.split)
         time[A - 1][x] = std::max(tr.messages * l[0] + share0 * tr.bytes * 8 / (cap[0] * 1e6),
                                   tr.messages * l[1] + (1 - share0) * tr.bytes * 8 / (cap[1] * 1e6));

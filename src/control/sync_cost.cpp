@@ -182,7 +182,14 @@ RingChoice refine_ring(const LinkBeliefs& b, const std::vector<int>& order, cons
                        const Routes& routes, double bytes, const HopCandidates& candidates,
                        const SplitCandidates& splittable) {
   const int n = b.n;
-  RingChoice best = descend_ring(b, order, paths, routes, bytes, candidates);
+  // The split hops' shares fitted to the ring on `b` before the descent compares them with
+  // single paths: a share fitted on other figures (a pair's own model) can make a split look
+  // slower than its relay alone where at its best share it is faster — tc detour3 dropped the
+  // sliver a pair kept on its congested direct link, and with it the link's measurements
+  // (docs/paths.md, "A sliver that keeps looking").
+  RingChoice start{ring_seconds(b, order, paths, bytes, &routes), paths, routes};
+  refine_ring_shares(b, order, start, bytes);
+  RingChoice best = descend_ring(b, order, start.paths, start.routes, bytes, candidates);
   Paths all_paths = paths;
   Routes all_routes = routes;
   if (static_cast<int>(all_routes.size()) != n * n) all_routes.assign(static_cast<size_t>(n) * n, {});
