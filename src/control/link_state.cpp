@@ -19,9 +19,10 @@ constexpr int kEmRounds = 8;
 // a relayed flow let through below this share of its part of a link was held back upstream).
 constexpr double kPaced = 0.7;
 // A lower bound this many times a level's measured mean rules that level out (bound_level):
-// above the goodput a token bucket's burst lends a small flow on a slow link (under tc, untimed
-// parts of 16-40 KB on a 0.005 Gbit/s link read 1.2x its rate at the median, 2.6x at most), below
-// what a recovered link gives such a flow (0.018 on detour3's 0.1 Gbit/s link: 3.6x level 0).
+// above the goodput a token bucket's burst lends a small flow on a slow link (under tc, 391
+// untimed parts of 3-100 KB on a 0.005 Gbit/s link read 1.2x its rate at the median, 2.6x at
+// most), below what a recovered link gave such a part (0.018 on detour3's 0.1 Gbit/s link, 3.6x
+// level 0; untimed parts on clear 0.1 links under tc: 4.8x a twentieth at the median).
 constexpr double kBoundOver = 3.0;
 // Hysteresis of the levels, in bins: an exact sample one level from the last within this much
 // of the edge between them keeps the last level (chain_level).

@@ -130,6 +130,15 @@ class Mdp final : public PathSelector {
     return links;
   }
 
+  // A path of the pair as the digits (indices in Pair::links) of the links it crosses.
+  static std::vector<int> digits_of(const Pair& pr, const std::vector<int>& path, int n) {
+    std::vector<int> ds;
+    for (size_t h = 0; h + 1 < path.size(); ++h)
+      ds.push_back(static_cast<int>(
+          std::find(pr.links.begin(), pr.links.end(), path[h] * n + path[h + 1]) - pr.links.begin()));
+    return ds;
+  }
+
   static bool usable(const LinkStates& ls, const std::vector<int>& p) {
     if (p.size() < 2) return false;
     for (size_t h = 0; h + 1 < p.size(); ++h)
@@ -539,15 +548,10 @@ class Mdp final : public PathSelector {
       // what the choice turns on: whether the link is still congested. On markov3 the relay
       // a→c→b stalled for 16 steps with c→b unmeasured and believed at 0.013 Gbit/s while a→c
       // was known clear, when only first links counted.
-      const std::vector<int>& path = pair.paths[split ? i : c];
-      for (size_t h = 0; h + 1 < path.size(); ++h) {
-        const int digit = static_cast<int>(
-            std::find(pair.links.begin(), pair.links.end(), path[h] * n + path[h + 1]) -
-            pair.links.begin());
+      for (int digit : digits_of(pair, pair.paths[split ? i : c], n))
         for (const Stale& st : stale)
           if (st.digit == digit && std::find(learn.begin(), learn.end(), digit) == learn.end())
             learn.push_back(digit), stay *= st.stay;
-      }
     }
     if (learn.empty()) return 0;
     std::vector<int> power(pair.links.size(), 1);
@@ -586,14 +590,11 @@ class Mdp final : public PathSelector {
                             const std::vector<std::vector<double>>& bel,
                             const std::vector<std::vector<double>>& g, const std::vector<double>& lat,
                             int K, int n) {
-    std::vector<int> digits[2], used;
+    const std::vector<int> digits[2] = {digits_of(pr, pr.paths[0], n), digits_of(pr, pr.paths[1], n)};
+    std::vector<int> used;
     double l[2] = {0, 0};
     for (int i = 0; i < 2; ++i)
-      for (size_t h = 0; h + 1 < pr.paths[i].size(); ++h) {
-        const int d = static_cast<int>(
-            std::find(pr.links.begin(), pr.links.end(), pr.paths[i][h] * n + pr.paths[i][h + 1]) -
-            pr.links.begin());
-        digits[i].push_back(d);
+      for (int d : digits[i]) {
         l[i] += lat[d];
         if (std::find(used.begin(), used.end(), d) == used.end()) used.push_back(d);
       }
@@ -624,14 +625,7 @@ class Mdp final : public PathSelector {
     for (int i = 1; i < L; ++i) power[i] = power[i - 1] * K;
     // Each candidate path as the digits of its links.
     std::vector<std::vector<int>> digits;
-    for (const auto& path : pair.paths) {
-      std::vector<int> ds;
-      for (size_t h = 0; h + 1 < path.size(); ++h)
-        ds.push_back(static_cast<int>(
-            std::find(pair.links.begin(), pair.links.end(), path[h] * n + path[h + 1]) -
-            pair.links.begin()));
-      digits.push_back(ds);
-    }
+    for (const auto& path : pair.paths) digits.push_back(digits_of(pair, path, n));
     const double share0 = pair.share0;
     // time[a][x]: the traffic's time on action a when the links are in joint state x.
     std::vector<std::vector<double>> time(A, std::vector<double>(X));
