@@ -138,8 +138,8 @@ class LinkStates {
   // and mdp tried them, one after another, at a loss (docs/paths.md, "mesh6-c").
   double prior_gbps(int s, int d) const;
   // The capacity of each level as expected_gbps weighs it: state_gbps, except that the level
-  // last measured in holds the last measurement (a bound: at least the level's mean). Only for a
-  // measured link.
+  // last measured in holds the last measurement (a bound: at least the level's mean; the goodput
+  // of parts too small to time counts a third of itself, kBoundOver). Only for a measured link.
   std::vector<double> level_gbps(int s, int d) const;
   // How many transitions between consecutive exactly measured steps the chain has seen (the
   // expected ones across gaps not included).
@@ -154,6 +154,7 @@ class LinkStates {
   std::vector<std::deque<double>> lat_window_;  // per link: the last kLatencyWindow steps' latencies
   std::vector<int64_t> last_step_, seen_;  // last sample taken (exact or bound); transitions
   std::vector<bool> last_bound_;            // whether that sample was a bound
+  std::vector<bool> last_untimed_;          // and an untimed part's goodput (level_gbps)
   std::vector<int64_t> chain_step_;         // last exact sample (the chain's), and its level
   std::vector<int> chain_state_;
   std::vector<std::vector<double>> bel_;    // per link: the state distribution at bel_step_
@@ -164,7 +165,8 @@ class LinkStates {
   struct Sample {
     int64_t step;
     double gbps;
-    bool bound;  // a lower bound (a paced relayed hop's), not the link's rate
+    bool bound;    // a lower bound (a paced relayed hop's), not the link's rate
+    bool untimed;  // that bound is the goodput of parts over before they could be timed
   };
   std::vector<std::deque<Sample>> series_;       // per link: its measurements (the last kKept)
 
@@ -185,7 +187,7 @@ class LinkStates {
   // An exact sample into the chain, the levels' means and the belief; a bound into the belief
   // only (truncate). Replayed by rebin from series_, which keeps the bounds that were taken
   // (a bound not taken truncates the belief once and is not replayed).
-  void add(int l, int64_t step, double gbps, bool bound);
+  void add(int l, int64_t step, double gbps, bool bound, bool untimed);
   // Link l's chain from its counts, under a prior from the other links' (link_state.cpp).
   std::vector<double> smoothed(const std::vector<double>& counts, int l) const;
   void expect_gap(const std::vector<double>& P, const Gap& gap, std::vector<double>& counts) const;
