@@ -30,7 +30,8 @@
 //              more than 5% the levels, the chain and the levels' capacities are rebuilt from
 //              the kept measurements;
 //   chain      transition counts between the states of consecutive exactly measured steps
-//              (bounds, below, are not counted, and one above a gap's first level breaks it),
+//              (bounds, below, are not counted — except one that leaves only the top level,
+//              which names it — and one above a gap's first level breaks it),
 //              and across a gap of up to 64 unmeasured steps the expected counts of the
 //              transitions in it
 //              given both ends (link_state.cpp, expect_gap), smoothed by 2·`states`
@@ -141,8 +142,9 @@ class LinkStates {
   // last measured in holds the last measurement (a bound: at least the level's mean; the goodput
   // of parts too small to time counts a third of itself, kBoundOver). Only for a measured link.
   std::vector<double> level_gbps(int s, int d) const;
-  // How many transitions between consecutive exactly measured steps the chain has seen (the
-  // expected ones across gaps not included).
+  // How many transitions between consecutive steps whose level was seen (an exact sample, or a
+  // bound leaving only the top level) the chain has counted (the expected ones across gaps not
+  // included).
   int64_t transitions_seen(int s, int d) const { return seen_[s * n_ + d]; }
 
  private:
@@ -188,6 +190,9 @@ class LinkStates {
   // only (truncate). Replayed by rebin from series_, which keeps the bounds that were taken
   // (a bound not taken truncates the belief once and is not replayed).
   void add(int l, int64_t step, double gbps, bool bound, bool untimed);
+  // Link l seen in level k at `step` (an exact sample, or a bound leaving only the top level):
+  // the chain counts the transition or gap from the last level seen; the belief is k.
+  void see_level(int l, int64_t step, int k);
   // Link l's chain from its counts, under a prior from the other links' (link_state.cpp).
   std::vector<double> smoothed(const std::vector<double>& counts, int l) const;
   void expect_gap(const std::vector<double>& P, const Gap& gap, std::vector<double>& counts) const;
