@@ -102,14 +102,14 @@ int LinkStates::state_of(int s, int d, double gbps) const {
   return level(gbps, binned_ref_[s * n_ + d]);
 }
 
-void LinkStates::add(int l, int64_t step, double gbps, bool bound, bool untimed) {
+void LinkStates::add(int l, int64_t step, double gbps, bool bound, bool untimed, bool relayed) {
   const int K = p_.states;
   last_step_[l] = step;
   last_bound_[l] = bound;
   last_untimed_[l] = bound && untimed;
   if (bound) {  // "at least gbps": the belief loses the levels below, the chain learns nothing
     const int k = bound_level(l, gbps);
-    if (k == K - 1) see_level(l, step, k);  // unless that leaves one level (see_level)
+    if (k == K - 1 && relayed) see_level(l, step, k);  // unless it names a level (see_level)
     else truncate(l, step, k);
     return;
   }
@@ -120,8 +120,9 @@ void LinkStates::add(int l, int64_t step, double gbps, bool bound, bool untimed)
 }
 
 // Link l was in level k at `step`: the chain counts the transition (or the gap) from the last
-// level seen, and the belief is that level. An exact sample names its level; so does a bound that
-// leaves only the top one (bound_level), as nothing lies above it. Why the bounds too: a link
+// level seen, and the belief is that level. An exact sample names its level; so does a relayed-only
+// link's paced bound that leaves only the top one (bound_level), as nothing lies above it
+// (observe says why not other bounds). Why those bounds too: a link
 // carrying only relayed flows is measured by bounds (paced), and while bounds taught the chain
 // nothing, what its few exact samples had taught stayed: on sparse-ring4 the way round's 2→1,
 // read once at 0.009 while a relay's chunks trickled in (step 11), then bounded at 0.085 in the
@@ -304,7 +305,7 @@ void LinkStates::rebin(int l) {
   chain_state_[l] = p_.states - 1;
   std::fill(bel_[l].begin(), bel_[l].end(), 0.0);
   bel_[l].back() = 1.0;
-  for (const Sample& x : series_[l]) add(l, x.step, x.gbps, x.bound, x.untimed);
+  for (const Sample& x : series_[l]) add(l, x.step, x.gbps, x.bound, x.untimed, x.relayed);
   if (!gaps_[l].empty()) refit(l);
 }
 
@@ -351,11 +352,16 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
       const bool timed_out = !streamed && m.bytes - m.control_bytes > 0 && m.wire_ms > 0;
       // A bound not taken (below what the link is believed at) still rules out the levels below
       // it (truncate); it does not move the estimates.
-      // One that leaves only the top level names it (see_level), once: not replayed by rebin.
+      // A link that carried only relayed flows: its paced bound that leaves only the top level
+      // names it (see_level) — once, when not taken: not replayed by rebin. Not a link with a
+      // flow of its own: under tc a sliver's few chunks on a congested link can stream on the
+      // htb burst, and named, such readings taught detour3's congested b→a recoveries it never
+      // had (a tenth of a hop sent back onto it every 5-8 steps, 150-180 ms each).
+      const bool relayed_only = carried && !carried->first[l] && !carried->upstream[l].empty();
       auto only_truncate = [&](double g) {
         if (last_step_[l] < 0) return;
         const int k = bound_level(l, g);
-        if (k == p_.states - 1) see_level(l, r.step, k);
+        if (k == p_.states - 1 && streamed && relayed_only) see_level(l, r.step, k);
         else truncate(l, r.step, k);
       };
       if (!streamed && !timed_out) continue;
@@ -401,7 +407,8 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
       ewma_[l] = last_step_[l] >= 0 ? (1 - p_.ewma_alpha) * ewma_[l] + p_.ewma_alpha * g : g;
       last_[l] = g;
       auto& ser = series_[l];
-      ser.push_back({r.step, g, bound, !streamed});
+      const bool names = bound && streamed && relayed_only;
+      ser.push_back({r.step, g, bound, !streamed, names});
       if (ser.size() > kKept) ser.pop_front();
       // The reference: the 90th percentile (nearest rank) of the kept measurements — high
       // enough to be the link at its best when it is congested most of the time, low enough
@@ -414,7 +421,7 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
       std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(rank), v.end());
       ref_[l] = v[rank];
       if (std::fabs(ref_[l] - binned_ref_[l]) > kRebin * binned_ref_[l]) rebin(l);
-      else add(l, r.step, g, bound, !streamed);
+      else add(l, r.step, g, bound, !streamed, names);
     }
 }
 

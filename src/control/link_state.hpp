@@ -30,8 +30,8 @@
 //              more than 5% the levels, the chain and the levels' capacities are rebuilt from
 //              the kept measurements;
 //   chain      transition counts between the states of consecutive exactly measured steps
-//              (bounds, below, are not counted — except one that leaves only the top level,
-//              which names it — and one above a gap's first level breaks it),
+//              (bounds, below, are not counted — except a relayed-only link's that leaves only
+//              the top level, which names it — and one above a gap's first level breaks it),
 //              and across a gap of up to 64 unmeasured steps the expected counts of the
 //              transitions in it
 //              given both ends (link_state.cpp, expect_gap), smoothed by 2·`states`
@@ -42,7 +42,8 @@
 //   belief     the state distribution now: the last measured state propagated by the chain over
 //              the steps since, so an unused link's recovery is predicted rather than assumed. A
 //              lower bound (below) is a censored sample: it removes the levels below its own
-//              from the belief and teaches the chain nothing;
+//              from the belief and teaches the chain nothing (a relayed-only link's that
+//              leaves only the top level names it: see_level);
 //   pacing     a relay forwards chunks as they arrive, so a flow on a relayed hop streams at the
 //              pace of the hops before it, not at its link's: 1→0 carrying 2→1→0 while 2→1 ran at
 //              0.005 Gbit/s measured 0.003 on a 0.1 link, became that link's "best", and every
@@ -143,7 +144,7 @@ class LinkStates {
   // of parts too small to time counts a third of itself, kBoundOver). Only for a measured link.
   std::vector<double> level_gbps(int s, int d) const;
   // How many transitions between consecutive steps whose level was seen (an exact sample, or a
-  // bound leaving only the top level) the chain has counted (the expected ones across gaps not
+  // relayed-only link's bound leaving only the top level) the chain has counted (the expected ones across gaps not
   // included).
   int64_t transitions_seen(int s, int d) const { return seen_[s * n_ + d]; }
 
@@ -169,6 +170,7 @@ class LinkStates {
     double gbps;
     bool bound;    // a lower bound (a paced relayed hop's), not the link's rate
     bool untimed;  // that bound is the goodput of parts over before they could be timed
+    bool relayed;  // or a paced one of a link that carried only relayed flows (see_level)
   };
   std::vector<std::deque<Sample>> series_;       // per link: its measurements (the last kKept)
 
@@ -189,8 +191,9 @@ class LinkStates {
   // An exact sample into the chain, the levels' means and the belief; a bound into the belief
   // only (truncate). Replayed by rebin from series_, which keeps the bounds that were taken
   // (a bound not taken truncates the belief once and is not replayed).
-  void add(int l, int64_t step, double gbps, bool bound, bool untimed);
-  // Link l seen in level k at `step` (an exact sample, or a bound leaving only the top level):
+  void add(int l, int64_t step, double gbps, bool bound, bool untimed, bool relayed);
+  // Link l seen in level k at `step` (an exact sample, or a relayed-only link's bound leaving
+  // only the top level):
   // the chain counts the transition or gap from the last level seen; the belief is k.
   void see_level(int l, int64_t step, int k);
   // Link l's chain from its counts, under a prior from the other links' (link_state.cpp).

@@ -703,41 +703,63 @@ TEST(LinkStates, ABoundThriceALevelsMeanRulesThatLevelOut) {
   }
 }
 
-// A bound that leaves only the top level names it: nothing lies above. The chain counts it as a
-// step seen in that level, so a link measured by such bounds step after step (a hop carrying
-// only relayed flows, paced) learns that it stays clear. While bounds taught nothing, one early
-// low reading held: on sparse-ring4 the way round's 2→1, read once at a tenth, then bounded at
-// 0.085 of 0.1 for 40 steps, kept a 5% chance a step of falling back, was expected at 0.05, and
-// the ring kept a tenth of a→b's bytes on the congested a→b.
-TEST(LinkStates, ABoundLeavingOnlyTheTopLevelNamesIt) {
-  auto seen_low_once = [] {
-    LinkStates ls(2, {0, 1.0, 1.0, 0}, {0, 10, 10, 0}, LinkStates::Params{4, 0.5});
-    for (int64_t s = 0; s < 10; ++s) ls.observe(step_with(s, 2, 0, 1, 1.0));
-    ls.observe(step_with(10, 2, 0, 1, 0.1));
+// A relayed-only link's bound that leaves only the top level names it: nothing lies above. The
+// chain counts it as a step seen in that level, so a link measured by such bounds step after
+// step (paced by the hops before it) learns that it stays clear. While bounds taught nothing,
+// one early low reading held: on sparse-ring4 the way round's 2→1, read once at a tenth, then
+// bounded at 0.085 of 0.1 for 40 steps, kept a 5% chance a step of falling back, was expected at
+// 0.05, and the ring kept a tenth of a→b's bytes on the congested a→b. A link with a flow of its
+// own names nothing by a bound (under tc a sliver can stream on the htb burst).
+TEST(LinkStates, ARelayedLinksBoundLeavingOnlyTheTopLevelNamesIt) {
+  const Carriage own(3, {{1, 0}}), relay(3, {{2, 1, 0}});
+  auto at = [](int64_t s, double up, double down) {  // 2→1 at `up`, 1→0 at `down`
+    StepRecord r = step_with(s, 3, 2, 1, up);
+    r.links[1 * 3 + 0] = step_with(s, 3, 1, 0, down).links[1 * 3 + 0];
+    return r;
+  };
+  auto seen_low_once = [&] {
+    LinkStates ls(3, {0, 1, 1, 1, 0, 1, 1, 1, 0}, std::vector<double>(9, 10.0), LinkStates::Params{4, 0.5});
+    for (int64_t s = 0; s < 10; ++s) ls.observe(at(s, 1.0, 1.0), &own);
+    ls.observe(at(10, 1.0, 0.1), &own);
     return ls;
   };
   LinkStates ls = seen_low_once();
-  const double fall_before = ls.transition(0, 1)[3 * 4 + 0];
-  const int64_t counted = ls.transitions_seen(0, 1);
-  // At least 0.9 for 40 steps: the first above what level 0 delivers (taken), the rest not
-  // above the top level's mean (not taken); each leaves only level 3.
-  for (int64_t s = 11; s <= 50; ++s) ls.observe(untimed(s, 0.9));
-  EXPECT_EQ(ls.transitions_seen(0, 1), counted + 40);
-  const std::vector<double> P = ls.transition(0, 1);
+  ASSERT_EQ(ls.last_state(1, 0), 0);
+  const double fall_before = ls.transition(1, 0)[3 * 4 + 0];
+  const int64_t counted = ls.transitions_seen(1, 0);
+  // Relayed only, at 0.9 behind an upstream at 1.0 (paced: at least 0.9) for 40 steps: the
+  // first above what level 0 delivers (taken), the rest not above the top level's mean (not
+  // taken); each leaves only level 3.
+  for (int64_t s = 11; s <= 50; ++s) ls.observe(at(s, 1.0, 0.9), &relay);
+  EXPECT_EQ(ls.last_measured_step(1, 0), 11);
+  EXPECT_EQ(ls.transitions_seen(1, 0), counted + 40);
+  const std::vector<double> P = ls.transition(1, 0);
   EXPECT_LT(P[3 * 4 + 0], fall_before / 3) << fall_before;
   EXPECT_GT(P[3 * 4 + 3], 0.9);
-  EXPECT_EQ(ls.belief(0, 1, 50)[3], 1.0);
+  EXPECT_EQ(ls.belief(1, 0, 50)[3], 1.0);
+  EXPECT_NEAR(ls.state_gbps(1, 0)[3], 1.0, 1e-12);  // still not a level's capacity
   // Two steps on, the link is expected faster than when the first bound came (the chain then
-  // as the low reading left it: 0.40, a fall 8.8% likely a step; now 0.73, 2.2%).
+  // as the low reading left it).
   LinkStates first = seen_low_once();
-  first.observe(untimed(11, 0.9));
-  EXPECT_GT(ls.expected_gbps(0, 1, 52), 1.5 * first.expected_gbps(0, 1, 13))
-      << P[3 * 4 + 0] << " " << fall_before << " " << first.expected_gbps(0, 1, 13);
-  EXPECT_NEAR(ls.state_gbps(0, 1)[3], 1.0, 1e-12);  // still not a level's capacity
-  // A bound that leaves more than the top level still names none.
+  first.observe(at(11, 1.0, 0.9), &relay);
+  EXPECT_GT(ls.expected_gbps(1, 0, 52), 1.5 * first.expected_gbps(1, 0, 13))
+      << P[3 * 4 + 0] << " " << fall_before << " " << first.expected_gbps(1, 0, 13);
+  // A bound that leaves more than the top level names none; nor does one of a link with a flow
+  // of its own (an untimed part's goodput, here).
   LinkStates mid = seen_low_once();
-  for (int64_t s = 11; s <= 20; ++s) mid.observe(untimed(s, 0.4));  // level 1 of 4, or above
-  EXPECT_EQ(mid.transitions_seen(0, 1), counted);
+  for (int64_t s = 11; s <= 20; ++s) mid.observe(at(s, 0.5, 0.4), &relay);  // paced; level 1 or above
+  EXPECT_EQ(mid.transitions_seen(1, 0), counted);
+  LinkStates mine = seen_low_once();
+  for (int64_t s = 11; s <= 20; ++s) {
+    StepRecord r = at(s, 1.0, 1.0);
+    r.links[1 * 3 + 0] = LinkStep{};
+    r.links[1 * 3 + 0].bytes = 1e5;
+    r.links[1 * 3 + 0].wire_ms = 1e5 * 8 / (0.9 * 1e6);
+    mine.observe(r, &own);
+  }
+  EXPECT_EQ(mine.last_measured_step(1, 0), 11);
+  EXPECT_EQ(mine.belief(1, 0, 20)[3], 1.0);
+  EXPECT_EQ(mine.transitions_seen(1, 0), counted);
 }
 
 // The controller reads a step's measurements under the plan that was in force in that step
