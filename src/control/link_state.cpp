@@ -103,20 +103,26 @@ int LinkStates::state_of(int s, int d, double gbps) const {
 }
 
 void LinkStates::add(int l, int64_t step, double gbps, bool bound, bool untimed, bool relayed) {
-  const int K = p_.states;
   last_step_[l] = step;
   last_bound_[l] = bound;
   last_untimed_[l] = bound && untimed;
-  if (bound) {  // "at least gbps": the belief loses the levels below, the chain learns nothing
-    const int k = bound_level(l, gbps);
-    if (k == K - 1 && relayed) see_level(l, step, k);  // unless it names a level (see_level)
-    else truncate(l, step, k);
+  if (bound) {
+    take_bound(l, step, gbps, relayed);
     return;
   }
   const int k = chain_level(l, gbps);
   see_level(l, step, k);
   sum_[l][k] += gbps;
   num_[l][k] += 1;
+}
+
+// "At least gbps" at `step`: the belief loses the levels below (truncate) and the chain learns
+// nothing — unless `may_name` (a relayed-only link's paced bound) and it leaves only the top
+// level, which it then names (see_level).
+void LinkStates::take_bound(int l, int64_t step, double gbps, bool may_name) {
+  const int k = bound_level(l, gbps);
+  if (may_name && k == p_.states - 1) see_level(l, step, k);
+  else truncate(l, step, k);
 }
 
 // Link l was in level k at `step`: the chain counts the transition (or the gap) from the last
@@ -359,10 +365,7 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
       // had (a tenth of a hop sent back onto it every 5-8 steps, 150-180 ms each).
       const bool relayed_only = carried && !carried->first[l] && !carried->upstream[l].empty();
       auto only_truncate = [&](double g) {
-        if (last_step_[l] < 0) return;
-        const int k = bound_level(l, g);
-        if (k == p_.states - 1 && streamed && relayed_only) see_level(l, r.step, k);
-        else truncate(l, r.step, k);
+        if (last_step_[l] >= 0) take_bound(l, r.step, g, streamed && relayed_only);
       };
       if (!streamed && !timed_out) continue;
       if (!streamed && (last_step_[l] < 0 || !above_belief(m.goodput_gbps()))) {

@@ -144,8 +144,8 @@ class LinkStates {
   // of parts too small to time counts a third of itself, kBoundOver). Only for a measured link.
   std::vector<double> level_gbps(int s, int d) const;
   // How many transitions between consecutive steps whose level was seen (an exact sample, or a
-  // relayed-only link's bound leaving only the top level) the chain has counted (the expected ones across gaps not
-  // included).
+  // relayed-only link's bound leaving only the top level) the chain has counted (the expected
+  // ones across gaps not included).
   int64_t transitions_seen(int s, int d) const { return seen_[s * n_ + d]; }
 
  private:
@@ -170,7 +170,7 @@ class LinkStates {
     double gbps;
     bool bound;    // a lower bound (a paced relayed hop's), not the link's rate
     bool untimed;  // that bound is the goodput of parts over before they could be timed
-    bool relayed;  // or a paced one of a link that carried only relayed flows (see_level)
+    bool relayed;  // a paced bound of a link that carried only relayed flows (take_bound)
   };
   std::vector<std::deque<Sample>> series_;       // per link: its measurements (the last kKept)
 
@@ -192,6 +192,9 @@ class LinkStates {
   // only (truncate). Replayed by rebin from series_, which keeps the bounds that were taken
   // (a bound not taken truncates the belief once and is not replayed).
   void add(int l, int64_t step, double gbps, bool bound, bool untimed, bool relayed);
+  // A bound into the belief (truncate), or, `may_name` and leaving only the top level, into the
+  // chain as that level (see_level).
+  void take_bound(int l, int64_t step, double gbps, bool may_name);
   // Link l seen in level k at `step` (an exact sample, or a relayed-only link's bound leaving
   // only the top level):
   // the chain counts the transition or gap from the last level seen; the belief is k.
