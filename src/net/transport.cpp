@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "core/check.hpp"
+#include "net/delivery.hpp"
 
 namespace strait {
 
@@ -365,7 +366,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   std::vector<MPI_Request> sends;
   std::vector<LinkCounters> mine(n_ * n_);       // this call's counters, merged at the end
   std::vector<std::pair<int, std::pair<double, double>>> intervals;  // (link, wire interval)
-  std::vector<std::pair<int, std::pair<double, double>>> streams;    // (link, streaming interval)
+  std::vector<LinkInterval> streams;                                 // per flow, its streaming interval
   // Backed: a flow on its path's first hop streams from a sender that had every byte, so while it
   // streams the link is never idle for want of bytes — the delivery rate then is the link's (as
   // BBR marks the delivery-rate samples of a sender that had data to send). Every chunk that
@@ -373,12 +374,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   // flow's chunks share the link's rate, while its own streaming interval (paced by the hops
   // before it, it may trickle through the whole exchange) would stretch stream_ms's union and
   // read a busy link as congested (markov3: clear links read at 0.08–0.27 of their capacity).
-  std::vector<std::pair<int, std::pair<double, double>>> backed;     // (link, first hop's interval)
-  struct Arrival {
-    int link;
-    double at;     // when this receiver found it complete (rank 0's clock)
-    double bytes;
-  };
+  std::vector<LinkInterval> backed;                                  // a first hop's streaming interval
   std::vector<Arrival> arrived;                                      // every chunk received
   for (;;) {
     bool all_done = true;
@@ -446,15 +442,13 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           mine[l].latency_ms += std::max(0.0, got - sent_at) * 1e3;
           mine[l].latency_samples += 1;
         }
-        // The bytes after the first live chunk up to the last one, over the time between their
-        // arrivals (when that is well above how well we know them).
+        // The time between its first live chunk and its last (when that is well above how well
+        // we know them): the link streamed then. Its bytes are counted at the end, every chunk
+        // that arrived in such a time (delivery.hpp).
         if (in.watched != static_cast<size_t>(-1) && in.last_live != static_cast<size_t>(-1) &&
             in.last_live_at - in.watched_at > 5 * (in.watched_err + in.last_live_err)) {
-          const size_t from = std::min(in.bytes, (in.watched + 1) * in.chunk);
-          const size_t to = std::min(in.bytes, (in.last_live + 1) * in.chunk);
-          mine[l].stream_bytes += static_cast<double>(to - from);
-          streams.push_back({l, {in.watched_at, in.last_live_at}});
-          if (in.first_hop) backed.push_back({l, {in.watched_at, in.last_live_at}});
+          streams.push_back({l, in.watched_at, in.last_live_at});
+          if (in.first_hop) backed.push_back({l, in.watched_at, in.last_live_at});
         }
         in.recorded = true;
       }
@@ -564,19 +558,15 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   if (box && !box->threaded()) box->flush();
   for (auto& f : flows) sends.push_back(f.header);
   MPI_CHECK(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
-  // The backed intervals per link, merged, and the bytes that arrived inside them (after an
-  // interval's first chunk, up to its last, as for stream_bytes).
-  std::sort(backed.begin(), backed.end());
-  std::vector<std::pair<int, std::pair<double, double>>> merged;
-  for (const auto& [l, iv] : backed) {
-    if (!merged.empty() && merged.back().first == l && iv.first <= merged.back().second.second)
-      merged.back().second.second = std::max(merged.back().second.second, iv.second);
-    else
-      merged.push_back({l, iv});
-  }
-  for (const auto& [l, iv] : merged)
-    for (const Arrival& a : arrived)
-      if (a.link == l && a.at > iv.first && a.at <= iv.second) mine[l].backed_bytes += a.bytes;
+  // The streaming and the backed intervals per link, merged, and the bytes of every chunk that
+  // arrived inside them (after an interval's first chunk, up to its last): the link's delivery
+  // while flows streamed on it, not the timed flows' share of it (delivery.hpp).
+  const std::vector<LinkInterval> streamed = merge_per_link(std::move(streams));
+  const std::vector<LinkInterval> merged = merge_per_link(std::move(backed));
+  const std::vector<double> stream_bytes = bytes_inside(streamed, arrived, n_ * n_);
+  const std::vector<double> backed_bytes = bytes_inside(merged, arrived, n_ * n_);
+  for (int l = 0; l < n_ * n_; ++l)
+    mine[l].stream_bytes = stream_bytes[l], mine[l].backed_bytes = backed_bytes[l];
   std::lock_guard<std::mutex> lock(mu_);
   for (int l = 0; l < n_ * n_; ++l) {
     LinkCounters& c = counters_[l];
@@ -587,8 +577,8 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     c.shaper_busy_ms += mine[l].shaper_busy_ms;
   }
   for (const auto& [l, iv] : intervals) wire_[l].push_back(iv);
-  for (const auto& [l, iv] : streams) stream_[l].push_back(iv);
-  for (const auto& [l, iv] : merged) backed_[l].push_back(iv);
+  for (const LinkInterval& iv : streamed) stream_[iv.link].push_back({iv.from, iv.to});
+  for (const LinkInterval& iv : merged) backed_[iv.link].push_back({iv.from, iv.to});
 }
 
 void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sbytes, int dst,

@@ -38,12 +38,12 @@ struct LinkCounters {
   double latency_ms = 0;       // receiver: sum over small one-chunk messages of receive − send
   double latency_samples = 0;  // receiver: how many such messages (only those it was waiting
                                // for: one found already queued says when we looked, not arrival)
-  double stream_bytes = 0;     // receiver: bytes of multi-chunk flows between the first chunk
-  double stream_ms = 0;        // it saw arrive and the last (after the first, up to the last),
-                               // and the union over the flows of the times between those
-                               // arrivals: the link's delivery rate while flows streamed,
-                               // latency excluded, concurrent flows counted together (a link's
-                               // rate, not one flow's share of it; transport.cpp, InFlow)
+  double stream_bytes = 0;     // receiver: the union over multi-chunk flows of the times between
+  double stream_ms = 0;        // the first chunk it saw arrive and the last, and the bytes of
+                               // every chunk (of any flow, timed or not) that arrived in it
+                               // after its start: the link's delivery rate while flows
+                               // streamed, latency excluded, concurrent flows counted together
+                               // (a link's rate, not one flow's share of it; delivery.hpp)
   double backed_bytes = 0;     // receiver: bytes of every chunk (of any flow) that arrived while
   double backed_ms = 0;        // a flow whose sender had all its bytes — the first hop of its
                                // path — streamed on the link, over the union of those flows'

@@ -1,0 +1,39 @@
+// delivery.hpp — a link's delivery rate from what its receiver saw arrive: the chunks (of any
+// flow) that arrived inside the link's timed intervals, merged per link. No MPI, no clock: the
+// transport (transport.cpp) records the arrivals and the intervals, this file only counts, so the
+// counting is unit-testable (tests/unit/test_delivery.cpp).
+//
+// Why every chunk and not the timed flow's own: an interval is timed from one flow's chunks, but
+// the link delivered every chunk that arrived in it, whichever flow it belonged to and whether
+// or not that flow's own arrivals could be timed. Counting only the timed flows' bytes read a
+// flow's SHARE as the link's rate: under tc detour3's clear c→b (0.1 Gbit/s) carried a relayed
+// part that streamed beside a first hop's part whose chunks were found already waiting (not
+// timed); the relayed part's bytes over its streaming time read 0.009-0.06 Gbit/s — below the
+// link's goodput over the whole step in 133 of 133 such readings in 31 runs — and the
+// controller believed the detour congested (docs/paths.md, "A share is not the link's rate").
+#pragma once
+#include <vector>
+
+namespace strait {
+
+struct Arrival {
+  int link;      // directed link index (src·n + dst)
+  double at;     // when the receiver found the chunk complete (rank 0's clock, seconds)
+  double bytes;  // the chunk's payload
+};
+
+struct LinkInterval {
+  int link;
+  double from, to;  // seconds, from < to: a flow's first timed arrival to its last
+};
+
+// The intervals sorted by link and start, overlapping ones of a link merged into one.
+std::vector<LinkInterval> merge_per_link(std::vector<LinkInterval> v);
+
+// Per link (`links` of them), the bytes of the chunks that arrived inside one of `merged`'s
+// intervals: after its start (the first timed chunk itself, whose time opens the interval, does
+// not count: its bytes crossed before it) up to its end.
+std::vector<double> bytes_inside(const std::vector<LinkInterval>& merged,
+                                 const std::vector<Arrival>& arrived, int links);
+
+}  // namespace strait
