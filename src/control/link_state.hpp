@@ -5,8 +5,9 @@
 //              backed rate (backed_gbps: every chunk that arrived meanwhile, whichever flow, over
 //              that flow's first-to-last arrival — the link kept busy by its sender, so its own
 //              rate, exact whatever was relayed beside it); else the streaming rate (stream_gbps:
-//              the flows' bytes after their first chunk over the union of their first-to-last
-//              arrivals), read through the pacing test below; before the first measurement, the
+//              every chunk, of any flow, that arrived inside the union of the streamed flows'
+//              first-to-last arrivals, over that union: net/delivery.hpp), read through the
+//              pacing test below; before the first measurement, the
 //              configured capacity, but no more than the median of the measured links'
 //              references (the prior, named so: prior_gbps);
 //   latency    one-way latency from small messages (controller replies and reports): the least
