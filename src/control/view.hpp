@@ -55,7 +55,7 @@ struct LinkStep {
   double wire_ms = 0;          // union of their [first byte sent, last byte received]
   double latency_ms = 0;       // mean one-way time of small one-chunk messages (0 without samples)
   double latency_samples = 0;
-  double stream_bytes = 0, stream_ms = 0;  // multi-chunk flows after their first chunk
+  double stream_bytes = 0, stream_ms = 0;  // every chunk while multi-chunk flows streamed
   double backed_bytes = 0, backed_ms = 0;  // every chunk while a first hop's flow streamed
   double queued_ms = 0;        // waiting behind other flows' chunks (software shaper only)
   double shaper_busy_ms = 0;   // the software shaper's reservations

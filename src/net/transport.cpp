@@ -718,9 +718,12 @@ std::vector<LinkCounters> Transport::take_counters() {
     out[l].wire_ms = union_s(wire_[l]) * 1e3;
     // Two flows streaming at once on a link each get about half of it: their union, not the sum
     // of their times, makes stream_gbps the link's rate rather than a flow's share of it.
+    // Two calls on one link at once (two experts' overlapped syncs, a control message beside a
+    // sync) each counted only their own chunks in their own intervals: where those overlap, the
+    // streaming and the backed figures read low (a call with no timed flow on the link counts
+    // none of its chunks). Counting every call's arrivals here, over all their intervals, would
+    // close it; not done.
     out[l].stream_ms = union_s(stream_[l]) * 1e3;
-    // Two calls on one link at once (two experts' overlapped syncs) each counted only their own
-    // chunks in their intervals: where those overlap, the figure reads low.
     out[l].backed_ms = union_s(backed_[l]) * 1e3;
     counters_[l] = LinkCounters{};
   }

@@ -39,6 +39,14 @@ TEST(Delivery, EveryChunkInsideCountsNotOnlyTheTimedFlows) {
   // The relayed flow's chunks after the first (4 × 4096) and all 8 of the first hop's.
   EXPECT_DOUBLE_EQ(b[5], 4 * 4096.0 + 8 * 16384.0);
   EXPECT_DOUBLE_EQ(b[7], 0.0);
+  // A second interval on the link, and a chunk in the gap between the two: the gap's chunk does
+  // not count, the second interval's opening chunk does not either, its others do.
+  arrived.push_back({5, 0.150, 16384});   // in the gap
+  arrived.push_back({5, 0.160, 4096});    // opens the second interval
+  arrived.push_back({5, 0.170, 4096});
+  const std::vector<double> two =
+      bytes_inside(merge_per_link({{5, 0.100, 0.140}, {5, 0.160, 0.180}}), arrived, 9);
+  EXPECT_DOUBLE_EQ(two[5], b[5] + 4096.0);
   // Its rate over the 40 ms: 29.5 Mbit/s, where the relayed flow's own bytes gave 3.3.
   EXPECT_NEAR(b[5] * 8 / 0.040 / 1e6, 29.5, 0.1);
 }
