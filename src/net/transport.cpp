@@ -325,6 +325,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     if (pos == x.path.end()) continue;
     const size_t h = static_cast<size_t>(pos - x.path.begin());
     const int tag = tag_base * kTagStride + static_cast<int>(xi);
+    STRAIT_CHECK(!x.sized_by_header || shaped_, "a part sized by its header on an unshaped transport");
     const size_t ch = chunk_for(x.path, x.bytes);
     STRAIT_CHECK(ch <= static_cast<size_t>(INT_MAX), "chunk above 2 GiB");
     InFlow* feed = nullptr;
@@ -363,25 +364,6 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   }
 
   std::vector<MPI_Request> sends;
-  // Unshaped: every chunk's send, per link in the order handed to MPI, until it completes. An
-  // eager send completes when the socket has taken its bytes; once the link's send buffer is full
-  // (scripts/netns-run bounds it) that is at the link's pace, and the sender sees its link drain
-  // as the software shaper's sees its reservations (seen_gbps). A chunk began to leave when it was
-  // handed over or when the chunk before it on the link had left, whichever came later — and, in a
-  // burst handed to an idle link, not before one round trip after the burst began: the buffer
-  // swallows the burst's first chunks at once and frees room only as acknowledgements come back,
-  // so the first chunk that waits for room waits a round trip more than its own drain (on tc
-  // detour3, 30 KB chunks behind a filled buffer completed 6.7 ms after the one before: 0.035
-  // Gbit/s read on a 0.1 link with a 4 ms round trip; 2.7 ms, 0.09 Gbit/s, without it). The round
-  // trip is the links' scheduled latencies, as a TCP sender knows its smoothed round trip.
-  struct ChunkSend {
-    MPI_Request req;
-    double handed, not_before, bytes;  // run time handed to MPI; the earliest start; payload
-  };
-  std::vector<std::vector<ChunkSend>> chunk_sends(shaped_ ? 0 : n_ * n_);
-  std::vector<size_t> chunk_sends_done(chunk_sends.size(), 0);
-  std::vector<double> last_send_done(chunk_sends.size(), -1e300);
-  std::vector<double> burst_from(chunk_sends.size(), -1e300);  // the idle link's burst: + rtt
   std::vector<LinkCounters> mine(n_ * n_);       // this call's counters, merged at the end
   std::vector<std::pair<int, std::pair<double, double>>> intervals;  // (link, wire interval)
   std::vector<LinkInterval> streams;                                 // per flow, its streaming interval
@@ -516,7 +498,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           // Waiting behind this flow's own previous chunk is pipelining, not queueing.
           mine[l].queued_ms += std::max(0.0, r.start - std::max(t, f.prev_end)) * 1e3;
           mine[l].shaper_busy_ms += (r.end - r.start) * 1e3;
-          note_left(l, r.start, r.end, len);
+          note_reserved(l, r, len);
           if (f.reserved == 0) f.hdr[0] = t0_ + r.start + clock_offset_s_;
           f.prev_start = r.start;
           f.prev_end = r.end;
@@ -551,17 +533,9 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
                               channel, &f.header));
         }
         MPI_Request r;
-        const size_t len = chunk_len(f.bytes, f.chunk, f.sent);
-        MPI_CHECK(MPI_Isend(f.data + f.sent * f.chunk, static_cast<int>(len), MPI_BYTE, f.next_dc,
-                            f.tag, channel, &r));
-        const size_t li = static_cast<size_t>(l);
-        const double t_hand = now();
-        if (chunk_sends_done[li] == chunk_sends[li].size()) {  // the link was idle: a new burst
-          const double there = link->schedule().at(t_hand).latency_s;
-          const Link* back = links_[f.next_dc * n_ + self].get();
-          burst_from[li] = t_hand + there + (back ? back->schedule().at(t_hand).latency_s : there);
-        }
-        chunk_sends[li].push_back({r, t_hand, burst_from[li], static_cast<double>(len)});
+        MPI_CHECK(MPI_Isend(f.data + f.sent * f.chunk, static_cast<int>(chunk_len(f.bytes, f.chunk, f.sent)),
+                            MPI_BYTE, f.next_dc, f.tag, channel, &r));
+        sends.push_back(r);
         ++f.sent;
       }
       if (f.sent < f.nchunks) all_done = false;
@@ -570,26 +544,6 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         next_event = std::min(next_event, f.prev_end);
       }
       if (f.arrivals && f.reserved < f.nchunks) next_event = std::min(next_event, now() + 1e-4);
-    }
-    // Unshaped: each chunk's send completion, in order per link. A chunk began to leave when it
-    // was handed over or when the chunk before it on the link had left, whichever came later.
-    for (size_t l = 0; l < chunk_sends.size(); ++l) {
-      auto& cs = chunk_sends[l];
-      while (chunk_sends_done[l] < cs.size()) {
-        ChunkSend& c = cs[chunk_sends_done[l]];
-        int done = 0;
-        MPI_CHECK(MPI_Test(&c.req, &done, MPI_STATUS_IGNORE));
-        if (!done) break;
-        const double at = now();
-        note_left(static_cast<int>(l), std::max({c.handed, last_send_done[l], c.not_before}), at,
-                  c.bytes);
-        last_send_done[l] = at;
-        ++chunk_sends_done[l];
-      }
-      if (chunk_sends_done[l] < cs.size()) {
-        all_done = false;
-        next_event = std::min(next_event, now() + 1e-4);
-      }
     }
     if (box && !box->threaded()) next_event = std::min(next_event, box->pump());
     if (all_done) break;
@@ -644,14 +598,13 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
     const size_t parts = rs ? rs->size() : 1;
     // Adaptive (Route::gbps): every DC of the routes knows that, from the record; only the
     // sender knows the cut, from what it has seen of the routes' first links.
-    const bool adaptive = rs && rs->size() == 2 && (*rs)[0].gbps > 0 && (*rs)[1].gbps > 0;
+    const bool adaptive = shaped_ && rs && rs->size() == 2 && (*rs)[0].gbps > 0 && (*rs)[1].gbps > 0;
     std::vector<Route> cut;
     if (adaptive && a == self) {
       cut = *rs;
       const std::vector<double> seen{seen_gbps(self, cut[0].path[1], fresh_since),
                                      seen_gbps(self, cut[1].path[1], fresh_since)};
-      const std::vector<double> f =
-          adapted_fractions(cut, seen, shaped_ ? kAdaptBelow : kAdaptBelowUnshaped);
+      const std::vector<double> f = adapted_fractions(cut, seen);
       for (size_t r = 0; r < cut.size(); ++r) cut[r].fraction = f[r];
     }
     const std::vector<Route>* use = adaptive && a == self ? &cut : rs;
@@ -681,15 +634,14 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
   execute(channel, self, xs, tag_base, false);
 }
 
-std::vector<double> adapted_fractions(const std::vector<Route>& rs, const std::vector<double>& seen,
-                                      double below) {
+std::vector<double> adapted_fractions(const std::vector<Route>& rs, const std::vector<double>& seen) {
   std::vector<double> f(rs.size());
   for (size_t r = 0; r < rs.size(); ++r) f[r] = rs[r].fraction;
   if (rs.size() != 2 || seen.size() != 2 || !(rs[0].gbps > 0) || !(rs[1].gbps > 0)) return f;
   bool degraded[2];
   double rate[2];
   for (int r = 0; r < 2; ++r) {
-    degraded[r] = seen[r] >= 0 && seen[r] < below * rs[r].gbps;
+    degraded[r] = seen[r] >= 0 && seen[r] < kAdaptBelow * rs[r].gbps;
     rate[r] = degraded[r] ? seen[r] : rs[r].gbps;
   }
   if (!degraded[0] && !degraded[1]) return f;
@@ -703,29 +655,18 @@ std::vector<double> adapted_fractions(const std::vector<Route>& rs, const std::v
   return {f0, 1 - f0};
 }
 
-void Transport::note_left(int link, double start, double end, double bytes) {
+void Transport::note_reserved(int link, const Reservation& r, double bytes) {
   if (bytes < kSeenMinBytes) return;
   std::lock_guard<std::mutex> lock(seen_mu_);
   auto& v = seen_[static_cast<size_t>(link)];
   if (v.size() == kSeenKept) v.erase(v.begin());
-  v.push_back({start, end, bytes});
+  v.push_back({r.start, r.end, bytes});
 }
 
 double Transport::seen_gbps(int src, int dst, double since) const {
-  if (!links_[src * n_ + dst]) return -1;
+  if (!shaped_ || !links_[src * n_ + dst]) return -1;
   const double t = now();
   std::lock_guard<std::mutex> lock(seen_mu_);
-  if (!shaped_) {
-    // Unshaped: completions come in lumps (the kernel wakes a sender blocked on a full buffer
-    // only once a third of it is free) and a small chunk's time is the poll's granularity: the
-    // rate over the newest chunks that left since `since`, at least kSeenUnshapedBytes of them.
-    double bytes = 0, seconds = 0;
-    const auto& v = seen_[static_cast<size_t>(src * n_ + dst)];
-    for (auto c = v.rbegin(); c != v.rend() && bytes < kSeenUnshapedBytes; ++c)
-      if (c->end <= t && c->end >= since && c->end > c->start)
-        bytes += c->bytes, seconds += c->end - c->start;
-    return seconds > 0 ? bytes * 8 / seconds / 1e9 : -1;
-  }
   double last_end = -1e300, gbps = -1, bound = -1;
   for (const Reserved& c : seen_[static_cast<size_t>(src * n_ + dst)]) {
     if (c.end <= t && c.end >= since && c.end > last_end && c.end > c.start)

@@ -71,7 +71,7 @@ struct Transfer {
   // adaptive route, Transport::exchange). The sender's part is [offset, offset + bytes) of the
   // message (sbuf points at its start) and travels in the flow's header; receivers and relays
   // learn it from there: on them `bytes` is the whole message's and rbuf its start. A part of
-  // 0 bytes is a header alone.
+  // 0 bytes is a header alone. Unshaped transports never build such parts.
   bool sized_by_header = false;
   size_t offset = 0;
 };
@@ -80,8 +80,8 @@ struct Transfer {
 using Paths = std::vector<std::vector<int>>;
 
 // One of the paths a flow takes, with its share of the flow's bytes (multi-path flows).
-// With `gbps` > 0 on both routes of a two-route pair, the routes are adaptive: the pair's sender
-// may move bytes off a route whose first link it has just seen deliver
+// With `gbps` > 0 on both routes of a two-route pair, the routes are adaptive (software shaper
+// only): the pair's sender may move bytes off a route whose first link it has just seen deliver
 // at under half the rate the decision expected (adapted_fractions); a route of fraction 0 is then
 // a standby, kept ready at the cost of a header per transfer (docs/paths.md, "Reaction inside a
 // sync").
@@ -108,14 +108,9 @@ Paths direct_paths(int num_dcs);
 // degraded routes share in proportion to what was seen. Nothing degraded: the decision's
 // fractions, unchanged. Only ever moves bytes off a degraded route: a standby (fraction 0) is
 // used only when the route in use degrades, never because the standby looks fast.
-// `below`: kAdaptBelow with the software shaper, whose sender sees each chunk's transmission
-// exactly; kAdaptBelowUnshaped under tc, whose sightings (send completions, Transport::seen_gbps)
-// read a clear link at 0.3-1× its rate (the first chunk of a burst to wait for room in the send
-// buffer waits for the kernel's wake-up as well), against ~0.03× on one collapsed to a twentieth.
 std::vector<double> adapted_fractions(const std::vector<Route>& routes,
-                                      const std::vector<double>& seen_gbps,
-                                      double below = 0.5);
-constexpr double kAdaptBelow = 0.5, kAdaptBelowUnshaped = 0.2;
+                                      const std::vector<double>& seen_gbps);
+constexpr double kAdaptBelow = 0.5;
 
 class Transport {
  public:
@@ -162,11 +157,8 @@ class Transport {
   // The rate this rank, as the sender on link src→dst, has seen the link deliver lately (Gbit/s
   // of the run): the transmission rate of its last chunk on it that has left (ended) since
   // `since`, or less, when a chunk on it now has already taken longer than that rate allows
-  // (the sender sees its queue not draining); < 0 when it has seen nothing since then. With the
-  // software shaper a chunk leaves as its reservation says (the sender reserves its own links);
-  // unshaped, when its MPI_Isend completed — the socket took it, at the link's pace once the
-  // send buffer is full (scripts/netns-run bounds it; a chunk the buffer swallowed reads fast,
-  // never slow).
+  // (the sender sees its queue not draining); < 0 when it has seen nothing since then. Only
+  // the software shaper gives this (the sender reserves its own links); unshaped: < 0.
   double seen_gbps(int src, int dst, double since) const;
   // Throws std::invalid_argument unless paths has one path per ordered pair, each running from
   // its source to its destination over links that exist, without repeating a DC.
@@ -201,8 +193,6 @@ class Transport {
   static constexpr int kHeaderDoubles = 3;
   // Chunks smaller than this say little of a link's rate (a header, a control message's tail).
   static constexpr double kSeenMinBytes = 1024;
-  // Unshaped sightings: the rate over at least this many of a link's newest chunks (seen_gbps).
-  static constexpr double kSeenUnshapedBytes = 65536;
 
  private:
   int n_ = 1;
@@ -222,7 +212,7 @@ class Transport {
   std::vector<std::vector<std::pair<double, double>>> wire_;
   std::vector<std::vector<std::pair<double, double>>> stream_;  // per link: streaming intervals
   std::vector<std::vector<std::pair<double, double>>> backed_;  // per link: first hops' streaming
-  // Per link this rank sends on: its last few chunks that left (start, end, bytes), newest last,
+  // Per link this rank sends on: its last few reservations (start, end, bytes), newest last,
   // for seen_gbps. Guarded by seen_mu_ (execute() runs on several threads).
   struct Reserved {
     double start, end, bytes;
@@ -230,7 +220,7 @@ class Transport {
   static constexpr size_t kSeenKept = 16;
   mutable std::mutex seen_mu_;
   std::vector<std::vector<Reserved>> seen_;
-  void note_left(int link, double start, double end, double bytes);  // run seconds
+  void note_reserved(int link, const Reservation& r, double bytes);
 };
 
 }  // namespace strait
