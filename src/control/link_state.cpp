@@ -102,12 +102,12 @@ int LinkStates::state_of(int s, int d, double gbps) const {
   return level(gbps, binned_ref_[s * n_ + d]);
 }
 
-void LinkStates::add(int l, int64_t step, double gbps, bool bound, bool untimed, bool relayed) {
+void LinkStates::add(int l, int64_t step, double gbps, bool bound, bool untimed, bool may_name) {
   last_step_[l] = step;
   last_bound_[l] = bound;
   last_untimed_[l] = bound && untimed;
   if (bound) {
-    take_bound(l, step, gbps, relayed);
+    take_bound(l, step, gbps, may_name);
     return;
   }
   const int k = chain_level(l, gbps);
@@ -311,7 +311,7 @@ void LinkStates::rebin(int l) {
   chain_state_[l] = p_.states - 1;
   std::fill(bel_[l].begin(), bel_[l].end(), 0.0);
   bel_[l].back() = 1.0;
-  for (const Sample& x : series_[l]) add(l, x.step, x.gbps, x.bound, x.untimed, x.relayed);
+  for (const Sample& x : series_[l]) add(l, x.step, x.gbps, x.bound, x.untimed, x.may_name);
   if (!gaps_[l].empty()) refit(l);
 }
 

@@ -171,7 +171,8 @@ class LinkStates {
     double gbps;
     bool bound;    // a lower bound (a paced relayed hop's), not the link's rate
     bool untimed;  // that bound is the goodput of parts over before they could be timed
-    bool relayed;  // a paced bound of a link that carried only relayed flows (take_bound)
+    bool may_name; // a streamed, paced bound of a link that carried only relayed flows: it may
+                   // name the top level (take_bound)
   };
   std::vector<std::deque<Sample>> series_;       // per link: its measurements (the last kKept)
 
@@ -192,7 +193,7 @@ class LinkStates {
   // An exact sample into the chain, the levels' means and the belief; a bound into the belief
   // only (truncate). Replayed by rebin from series_, which keeps the bounds that were taken
   // (a bound not taken truncates the belief once and is not replayed).
-  void add(int l, int64_t step, double gbps, bool bound, bool untimed, bool relayed);
+  void add(int l, int64_t step, double gbps, bool bound, bool untimed, bool may_name);
   // A bound into the belief (truncate), or, `may_name` and leaving only the top level, into the
   // chain as that level (see_level).
   void take_bound(int l, int64_t step, double gbps, bool may_name);
