@@ -202,6 +202,57 @@ TEST(Transport, ABackedRateIsTheLinksOwnBesideATricklingRelayedFlow) {
   tr.flush();
 }
 
+// A link's streaming rate counts every chunk that arrived while a timed flow streamed on it, of
+// any flow (net/delivery.hpp), not the timed flows' own bytes: under tc detour3 a relayed part
+// read its share of c→b, beside an untimed first hop, as c→b's rate (0.009–0.06 Gbit/s on a
+// 0.1 link). Here c sends 128 KiB to b through a over a slow c→a (5 Mbit/s, chunks of 4 KiB), and
+// sixteen messages of one 4 KiB chunk each the same way: a one-chunk flow is never timed (no
+// streaming interval of its own). c→a carries them FIFO, so they reach b between the big flow's
+// second chunk and its third, inside its streaming interval: a→b's streamed bytes are then more
+// than the big flow's own (which exclude its first chunk), and its rate is c→a's pace — not the
+// ~2/3 of it the big flow's own bytes give.
+TEST(Transport, AStreamingRateCountsUntimedFlowsThatArrivedMeanwhile) {
+  Config cfg = make_config(std::string(kShaped) +
+                           "[[link]]\nfrom = \"c\"\nto = \"a\"\ncapacity_gbps = 0.005\n"
+                           "latency_ms = 10\n");
+  auto owned = transport(cfg);
+  Transport& tr = *owned;
+  const size_t Y = 128 * 1024, small = 4096;
+  constexpr int kSmall = 16;
+  ASSERT_EQ(tr.chunk_for({2, 0, 1}, Y), small);
+  ASSERT_EQ(tr.chunk_for({2, 0, 1}, small), small);  // one chunk: never timed
+  auto big = pattern(Y, 31);
+  std::vector<char> got_big(Y, 0);
+  std::vector<std::vector<char>> smalls, got_smalls(kSmall, std::vector<char>(small, 0));
+  std::vector<Transfer> xs{Transfer{{2, 0, 1}, big.data(), got_big.data(), Y}};
+  for (int i = 0; i < kSmall; ++i) {
+    smalls.push_back(pattern(small, 40 + i));
+    xs.push_back(Transfer{{2, 0, 1}, smalls.back().data(), got_smalls[i].data(), small});
+  }
+  const Timed t = run(tr, MPI_COMM_WORLD, xs);
+  if (rank() == 1) {
+    EXPECT_EQ(got_big, big);
+    for (int i = 0; i < kSmall; ++i) EXPECT_EQ(got_smalls[i], smalls[i]) << "message " << i;
+  }
+  const LinkCounters& ab = t.counters[0 * 3 + 1];
+  EXPECT_EQ(ab.bytes, static_cast<double>(Y + kSmall * small));
+  EXPECT_EQ(ab.backed_ms, 0.0);  // relayed flows only: nobody kept a→b busy
+  ASSERT_GT(ab.stream_ms, 0.0) << "the 128 KiB flow should have been timed on a->b";
+  const double gbps = ab.stream_bytes * 8 / (ab.stream_ms * 1e6);
+  if (rank() == 0)
+    std::printf("  a->b behind a 5 Mbit/s hop: %.0f bytes streamed in %.1f ms, %.4f Gbit/s\n",
+                ab.stream_bytes, ab.stream_ms, gbps);
+  EXPECT_LE(ab.stream_bytes, static_cast<double>(Y + kSmall * small));
+  if (timing_checked()) {
+    // The big flow's own bytes in its interval are at most Y − one chunk; more means the
+    // one-chunk messages that arrived meanwhile were counted.
+    EXPECT_GT(ab.stream_bytes, static_cast<double>(Y));
+    EXPECT_GE(gbps, 0.005 * 0.85);
+    EXPECT_LE(gbps, 0.005 * 1.1);
+  }
+  tr.flush();
+}
+
 // A sender is done when its bytes have left, not when they have arrived: over a 200 ms link,
 // 256 KiB (21 ms of link time) leaves the sender's execute() well before it arrives, and the
 // courier delivers it while the sender makes no MPI call at all (it sleeps; a chunk above the
