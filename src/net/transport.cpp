@@ -558,22 +558,18 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   if (box && !box->threaded()) box->flush();
   for (auto& f : flows) sends.push_back(f.header);
   MPI_CHECK(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
-  // The streaming and the backed intervals per link, merged, and the bytes of every chunk that
-  // arrived inside them (after an interval's first chunk, up to its last): the link's delivery
-  // while flows streamed on it, not the timed flows' share of it (delivery.hpp).
+  // The streaming and the backed intervals per link, merged, and every chunk that arrived: at
+  // take_counters, the bytes of every chunk that arrived inside them, in this call or another on
+  // the same link at once (delivery.hpp).
   const std::vector<LinkInterval> streamed = merge_per_link(std::move(streams));
   const std::vector<LinkInterval> merged = merge_per_link(std::move(backed));
-  const std::vector<double> stream_bytes = bytes_inside(streamed, arrived, n_ * n_);
-  const std::vector<double> backed_bytes = bytes_inside(merged, arrived, n_ * n_);
-  for (int l = 0; l < n_ * n_; ++l)
-    mine[l].stream_bytes = stream_bytes[l], mine[l].backed_bytes = backed_bytes[l];
   std::lock_guard<std::mutex> lock(mu_);
+  arrivals_.insert(arrivals_.end(), arrived.begin(), arrived.end());
   for (int l = 0; l < n_ * n_; ++l) {
     LinkCounters& c = counters_[l];
     c.bytes += mine[l].bytes, c.control_bytes += mine[l].control_bytes;
     c.latency_ms += mine[l].latency_ms;
     c.latency_samples += mine[l].latency_samples, c.queued_ms += mine[l].queued_ms;
-    c.stream_bytes += mine[l].stream_bytes, c.backed_bytes += mine[l].backed_bytes;
     c.shaper_busy_ms += mine[l].shaper_busy_ms;
   }
   for (const auto& [l, iv] : intervals) wire_[l].push_back(iv);
@@ -714,17 +710,27 @@ std::vector<LinkCounters> Transport::take_counters() {
     iv.clear();
     return total;
   };
+  // The bytes of every chunk that arrived inside a link's streaming (backed) intervals, of every
+  // call since the last take: two calls on one link at once (two experts' overlapped syncs, a
+  // control message beside a sync) deliver over the same time, and a call with no timed flow on
+  // the link still had its chunks carried while another's streamed (delivery.hpp).
+  std::vector<LinkInterval> streams, backed;
+  for (int l = 0; l < n_ * n_; ++l) {
+    for (const auto& [a, b] : stream_[l]) streams.push_back({l, a, b});
+    for (const auto& [a, b] : backed_[l]) backed.push_back({l, a, b});
+  }
+  const std::vector<double> stream_bytes =
+      bytes_inside(merge_per_link(std::move(streams)), arrivals_, n_ * n_);
+  const std::vector<double> backed_bytes =
+      bytes_inside(merge_per_link(std::move(backed)), arrivals_, n_ * n_);
+  arrivals_.clear();
   for (int l = 0; l < n_ * n_; ++l) {
     out[l].wire_ms = union_s(wire_[l]) * 1e3;
     // Two flows streaming at once on a link each get about half of it: their union, not the sum
     // of their times, makes stream_gbps the link's rate rather than a flow's share of it.
-    // Two calls on one link at once (two experts' overlapped syncs, a control message beside a
-    // sync) each counted only their own chunks in their own intervals: where those overlap, the
-    // streaming and the backed figures read low (a call with no timed flow on the link counts
-    // none of its chunks). Counting every call's arrivals here, over all their intervals, would
-    // close it; not done.
     out[l].stream_ms = union_s(stream_[l]) * 1e3;
     out[l].backed_ms = union_s(backed_[l]) * 1e3;
+    out[l].stream_bytes = stream_bytes[l], out[l].backed_bytes = backed_bytes[l];
     counters_[l] = LinkCounters{};
   }
   return out;

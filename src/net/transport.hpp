@@ -21,6 +21,7 @@
 
 #include "config/config.hpp"
 #include "net/courier.hpp"
+#include "net/delivery.hpp"
 #include "net/shaper.hpp"
 #include "scenario/scenario.hpp"
 
@@ -40,7 +41,7 @@ struct LinkCounters {
                                // for: one found already queued says when we looked, not arrival)
   double stream_bytes = 0;     // receiver: the union over multi-chunk flows of the times between
   double stream_ms = 0;        // the first chunk it saw arrive and the last, and the bytes of
-                               // every chunk (of any flow, timed or not) that arrived in it
+                               // every chunk (of any flow or call, timed or not) that arrived in it
                                // after its start: the link's delivery rate while flows
                                // streamed, latency excluded, concurrent flows counted together
                                // (a link's rate, not one flow's share of it; delivery.hpp)
@@ -212,6 +213,7 @@ class Transport {
   std::vector<std::vector<std::pair<double, double>>> wire_;
   std::vector<std::vector<std::pair<double, double>>> stream_;  // per link: streaming intervals
   std::vector<std::vector<std::pair<double, double>>> backed_;  // per link: first hops' streaming
+  std::vector<Arrival> arrivals_;  // every chunk every call received, for take_counters
   // Per link this rank sends on: its last few reservations (start, end, bytes), newest last,
   // for seen_gbps. Guarded by seen_mu_ (execute() runs on several threads).
   struct Reserved {

@@ -253,6 +253,63 @@ TEST(Transport, AStreamingRateCountsUntimedFlowsThatArrivedMeanwhile) {
   tr.flush();
 }
 
+// Two calls on one link at once (two experts' overlapped syncs, from two threads, each on its own
+// channel) are counted together: the same relayed 128 KiB and sixteen one-chunk messages as
+// above, but the messages are a second call, started 20 ms after the first. The link a→b
+// delivered both while the first call's flow streamed; counted per call, the second (no timed
+// flow) added nothing and a→b read about 2/3 of c→a's pace.
+TEST(Transport, OverlappingCallsAreCountedTogether) {
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (level < MPI_THREAD_MULTIPLE) GTEST_SKIP() << "needs MPI_THREAD_MULTIPLE";
+  Config cfg = make_config(std::string(kShaped) +
+                           "[[link]]\nfrom = \"c\"\nto = \"a\"\ncapacity_gbps = 0.005\n"
+                           "latency_ms = 10\n");
+  auto owned = transport(cfg);
+  Transport& tr = *owned;
+  const size_t Y = 128 * 1024, small = 4096;
+  constexpr int kSmall = 16;
+  auto big = pattern(Y, 51);
+  std::vector<char> got_big(Y, 0);
+  std::vector<std::vector<char>> smalls, got_smalls(kSmall, std::vector<char>(small, 0));
+  std::vector<Transfer> second;
+  for (int i = 0; i < kSmall; ++i) {
+    smalls.push_back(pattern(small, 60 + i));
+    second.push_back(Transfer{{2, 0, 1}, smalls.back().data(), got_smalls[i].data(), small});
+  }
+  MPI_Comm one, two;
+  MPI_Comm_dup(MPI_COMM_WORLD, &one);
+  MPI_Comm_dup(MPI_COMM_WORLD, &two);
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    tr.execute(two, rank(), second, 1);
+  });
+  tr.execute(one, rank(), {Transfer{{2, 0, 1}, big.data(), got_big.data(), Y}}, 1);
+  later.join();
+  MPI_Barrier(MPI_COMM_WORLD);
+  const LinkCounters ab = summed(tr)[0 * 3 + 1];
+  tr.flush();
+  MPI_Comm_free(&one);
+  MPI_Comm_free(&two);
+  if (rank() == 1) {
+    EXPECT_EQ(got_big, big);
+    for (int i = 0; i < kSmall; ++i) EXPECT_EQ(got_smalls[i], smalls[i]) << "message " << i;
+  }
+  EXPECT_EQ(ab.bytes, static_cast<double>(Y + kSmall * small));
+  ASSERT_GT(ab.stream_ms, 0.0) << "the 128 KiB flow should have been timed on a->b";
+  const double gbps = ab.stream_bytes * 8 / (ab.stream_ms * 1e6);
+  if (rank() == 0)
+    std::printf("  a->b, two calls at once: %.0f bytes streamed in %.1f ms, %.4f Gbit/s\n",
+                ab.stream_bytes, ab.stream_ms, gbps);
+  EXPECT_LE(ab.stream_bytes, static_cast<double>(Y + kSmall * small));
+  if (timing_checked()) {
+    EXPECT_GT(ab.stream_bytes, static_cast<double>(Y));  // the second call's chunks counted
+    EXPECT_GE(gbps, 0.005 * 0.85);
+    EXPECT_LE(gbps, 0.005 * 1.1);
+  }
+}
+
 // A sender is done when its bytes have left, not when they have arrived: over a 200 ms link,
 // 256 KiB (21 ms of link time) leaves the sender's execute() well before it arrives, and the
 // courier delivers it while the sender makes no MPI call at all (it sleeps; a chunk above the
