@@ -713,7 +713,9 @@ std::vector<LinkCounters> Transport::take_counters() {
   // The bytes of every chunk that arrived inside a link's streaming (backed) intervals, of every
   // call since the last take: two calls on one link at once (two experts' overlapped syncs, a
   // control message beside a sync) deliver over the same time, and a call with no timed flow on
-  // the link still had its chunks carried while another's streamed (delivery.hpp).
+  // the link still had its chunks carried while another's streamed (delivery.hpp). A call
+  // leaves its arrivals and intervals when it ends: one still running now is counted with the
+  // next take, and the chunks of a call that ended before meet only the intervals of this one.
   std::vector<LinkInterval> streams, backed;
   for (int l = 0; l < n_ * n_; ++l) {
     for (const auto& [a, b] : stream_[l]) streams.push_back({l, a, b});
