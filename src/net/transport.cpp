@@ -715,7 +715,7 @@ std::vector<LinkCounters> Transport::take_counters() {
   // control message beside a sync) deliver over the same time, and a call with no timed flow on
   // the link still had its chunks carried while another's streamed (delivery.hpp). A call
   // leaves its arrivals and intervals when it ends: one still running now is counted with the
-  // next take, and the chunks of a call that ended before meet only the intervals of this one.
+  // next take, and its chunks meet only the intervals of calls that end before that take.
   std::vector<LinkInterval> streams, backed;
   for (int l = 0; l < n_ * n_; ++l) {
     for (const auto& [a, b] : stream_[l]) streams.push_back({l, a, b});
