@@ -174,8 +174,6 @@ Transport::Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario
   links_.resize(n_ * n_);
   counters_.assign(n_ * n_, LinkCounters{});
   wire_.assign(n_ * n_, {});
-  stream_.assign(n_ * n_, {});
-  backed_.assign(n_ * n_, {});
   seen_.assign(n_ * n_, {});
   for (int s = 0; s < n_; ++s)
     for (int d = 0; d < n_; ++d)
@@ -558,13 +556,12 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   if (box && !box->threaded()) box->flush();
   for (auto& f : flows) sends.push_back(f.header);
   MPI_CHECK(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
-  // The streaming and the backed intervals per link, merged, and every chunk that arrived: at
-  // take_counters, the bytes of every chunk that arrived inside them, in this call or another on
-  // the same link at once (delivery.hpp).
-  const std::vector<LinkInterval> streamed = merge_per_link(std::move(streams));
-  const std::vector<LinkInterval> merged = merge_per_link(std::move(backed));
+  // The streaming and the backed intervals and every chunk that arrived: take_counters counts
+  // the chunks inside the intervals, of this call and any other on the same link (delivery.hpp).
   std::lock_guard<std::mutex> lock(mu_);
   arrivals_.insert(arrivals_.end(), arrived.begin(), arrived.end());
+  stream_.insert(stream_.end(), streams.begin(), streams.end());
+  backed_.insert(backed_.end(), backed.begin(), backed.end());
   for (int l = 0; l < n_ * n_; ++l) {
     LinkCounters& c = counters_[l];
     c.bytes += mine[l].bytes, c.control_bytes += mine[l].control_bytes;
@@ -573,8 +570,6 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     c.shaper_busy_ms += mine[l].shaper_busy_ms;
   }
   for (const auto& [l, iv] : intervals) wire_[l].push_back(iv);
-  for (const LinkInterval& iv : streamed) stream_[iv.link].push_back({iv.from, iv.to});
-  for (const LinkInterval& iv : merged) backed_[iv.link].push_back({iv.from, iv.to});
 }
 
 void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sbytes, int dst,
@@ -716,25 +711,21 @@ std::vector<LinkCounters> Transport::take_counters() {
   // the link still had its chunks carried while another's streamed (delivery.hpp). A call
   // leaves its arrivals and intervals when it ends: one still running now is counted with the
   // next take, and its chunks meet only the intervals of calls that end before that take.
-  std::vector<LinkInterval> streams, backed;
-  for (int l = 0; l < n_ * n_; ++l) {
-    for (const auto& [a, b] : stream_[l]) streams.push_back({l, a, b});
-    for (const auto& [a, b] : backed_[l]) backed.push_back({l, a, b});
-  }
-  const std::vector<double> stream_bytes =
-      bytes_inside(merge_per_link(std::move(streams)), arrivals_, n_ * n_);
-  const std::vector<double> backed_bytes =
-      bytes_inside(merge_per_link(std::move(backed)), arrivals_, n_ * n_);
-  arrivals_.clear();
+  // Two flows streaming at once on a link each get about half of it: the merged intervals' time
+  // (their union), not the sum of their times, makes stream_gbps the link's rate rather than a
+  // flow's share of it.
+  const std::vector<LinkInterval> streamed = merge_per_link(std::move(stream_));
+  const std::vector<LinkInterval> merged = merge_per_link(std::move(backed_));
+  const std::vector<double> stream_bytes = bytes_inside(streamed, arrivals_, n_ * n_);
+  const std::vector<double> backed_bytes = bytes_inside(merged, arrivals_, n_ * n_);
+  stream_.clear(), backed_.clear(), arrivals_.clear();
   for (int l = 0; l < n_ * n_; ++l) {
     out[l].wire_ms = union_s(wire_[l]) * 1e3;
-    // Two flows streaming at once on a link each get about half of it: their union, not the sum
-    // of their times, makes stream_gbps the link's rate rather than a flow's share of it.
-    out[l].stream_ms = union_s(stream_[l]) * 1e3;
-    out[l].backed_ms = union_s(backed_[l]) * 1e3;
     out[l].stream_bytes = stream_bytes[l], out[l].backed_bytes = backed_bytes[l];
     counters_[l] = LinkCounters{};
   }
+  for (const LinkInterval& iv : streamed) out[iv.link].stream_ms += (iv.to - iv.from) * 1e3;
+  for (const LinkInterval& iv : merged) out[iv.link].backed_ms += (iv.to - iv.from) * 1e3;
   return out;
 }
 

@@ -211,8 +211,8 @@ class Transport {
   std::mutex mu_;
   std::vector<LinkCounters> counters_;
   std::vector<std::vector<std::pair<double, double>>> wire_;
-  std::vector<std::vector<std::pair<double, double>>> stream_;  // per link: streaming intervals
-  std::vector<std::vector<std::pair<double, double>>> backed_;  // per link: first hops' streaming
+  std::vector<LinkInterval> stream_;  // every call's flows' streaming intervals, unmerged
+  std::vector<LinkInterval> backed_;  // the same for first hops (backed)
   std::vector<Arrival> arrivals_;  // every chunk every call received, for take_counters
   // Per link this rank sends on: its last few reservations (start, end, bytes), newest last,
   // for seen_gbps. Guarded by seen_mu_ (execute() runs on several threads).

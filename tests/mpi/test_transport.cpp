@@ -95,6 +95,54 @@ Timed run(Transport& tr, MPI_Comm ch, const std::vector<Transfer>& xs, double re
   return {dt, summed(tr)};
 }
 
+
+// c sends 128 KiB to b through a over a slow c→a (5 Mbit/s, chunks of 4 KiB), and sixteen
+// messages of one 4 KiB chunk each the same way: a one-chunk flow is never timed (no streaming
+// interval of its own). c→a carries them FIFO behind the big flow's first chunks, so they reach b
+// inside its streaming interval. The streaming tests below check that a→b counts them.
+struct BehindASlowHop {
+  static constexpr size_t kBig = 128 * 1024, kSmall = 4096;
+  static constexpr int kMessages = 16;
+  Config cfg = make_config(std::string(kShaped) +
+                           "[[link]]\nfrom = \"c\"\nto = \"a\"\ncapacity_gbps = 0.005\n"
+                           "latency_ms = 10\n");
+  std::vector<char> big, got_big = std::vector<char>(kBig, 0);
+  std::vector<std::vector<char>> smalls,
+      got_smalls = std::vector<std::vector<char>>(kMessages, std::vector<char>(kSmall, 0));
+  explicit BehindASlowHop(int seed) : big(pattern(kBig, seed)) {
+    for (int i = 0; i < kMessages; ++i) smalls.push_back(pattern(kSmall, seed + 1 + i));
+  }
+  Transfer big_transfer() { return Transfer{{2, 0, 1}, big.data(), got_big.data(), kBig}; }
+  std::vector<Transfer> small_transfers() {
+    std::vector<Transfer> xs;
+    for (int i = 0; i < kMessages; ++i)
+      xs.push_back(Transfer{{2, 0, 1}, smalls[i].data(), got_smalls[i].data(), kSmall});
+    return xs;
+  }
+  void expect_delivered() const {
+    if (rank() != 1) return;
+    EXPECT_EQ(got_big, big);
+    for (int i = 0; i < kMessages; ++i) EXPECT_EQ(got_smalls[i], smalls[i]) << "message " << i;
+  }
+  // a→b's counters: every byte crossed, and the streamed bytes are the big flow's after its first
+  // chunk plus the messages that arrived meanwhile — more than the big flow's own (at most kBig
+  // less a chunk) — at c→a's pace, not the ~2/3 of it the big flow's own bytes give.
+  void expect_counted(const LinkCounters& ab, const char* what) const {
+    const double all = static_cast<double>(kBig + kMessages * kSmall);
+    EXPECT_EQ(ab.bytes, all);
+    ASSERT_GT(ab.stream_ms, 0.0) << "the 128 KiB flow should have been timed on a->b";
+    const double gbps = ab.stream_bytes * 8 / (ab.stream_ms * 1e6);
+    if (rank() == 0)
+      std::printf("  a->b behind a 5 Mbit/s hop, %s: %.0f bytes streamed in %.1f ms, %.4f Gbit/s\n",
+                  what, ab.stream_bytes, ab.stream_ms, gbps);
+    EXPECT_LE(ab.stream_bytes, all);
+    if (timing_checked()) {
+      EXPECT_GT(ab.stream_bytes, static_cast<double>(kBig));
+      EXPECT_GE(gbps, 0.005 * 0.85);
+      EXPECT_LE(gbps, 0.005 * 1.1);
+    }
+  }
+};
 }  // namespace
 
 TEST(Transport, ShapedDirectTransferTakesCapacityAndLatency) {
@@ -205,51 +253,20 @@ TEST(Transport, ABackedRateIsTheLinksOwnBesideATricklingRelayedFlow) {
 // A link's streaming rate counts every chunk that arrived while a timed flow streamed on it, of
 // any flow (net/delivery.hpp), not the timed flows' own bytes: under tc detour3 a relayed part
 // read its share of c→b, beside an untimed first hop, as c→b's rate (0.009–0.06 Gbit/s on a
-// 0.1 link). Here c sends 128 KiB to b through a over a slow c→a (5 Mbit/s, chunks of 4 KiB), and
-// sixteen messages of one 4 KiB chunk each the same way: a one-chunk flow is never timed (no
-// streaming interval of its own). c→a carries them FIFO, so they reach b between the big flow's
-// second chunk and its third, inside its streaming interval: a→b's streamed bytes are then more
-// than the big flow's own (which exclude its first chunk), and its rate is c→a's pace — not the
-// ~2/3 of it the big flow's own bytes give.
+// 0.1 link). Here with the flows of BehindASlowHop in one call.
 TEST(Transport, AStreamingRateCountsUntimedFlowsThatArrivedMeanwhile) {
-  Config cfg = make_config(std::string(kShaped) +
-                           "[[link]]\nfrom = \"c\"\nto = \"a\"\ncapacity_gbps = 0.005\n"
-                           "latency_ms = 10\n");
-  auto owned = transport(cfg);
+  BehindASlowHop w(31);
+  auto owned = transport(w.cfg);
   Transport& tr = *owned;
-  const size_t Y = 128 * 1024, small = 4096;
-  constexpr int kSmall = 16;
-  ASSERT_EQ(tr.chunk_for({2, 0, 1}, Y), small);
-  ASSERT_EQ(tr.chunk_for({2, 0, 1}, small), small);  // one chunk: never timed
-  auto big = pattern(Y, 31);
-  std::vector<char> got_big(Y, 0);
-  std::vector<std::vector<char>> smalls, got_smalls(kSmall, std::vector<char>(small, 0));
-  std::vector<Transfer> xs{Transfer{{2, 0, 1}, big.data(), got_big.data(), Y}};
-  for (int i = 0; i < kSmall; ++i) {
-    smalls.push_back(pattern(small, 40 + i));
-    xs.push_back(Transfer{{2, 0, 1}, smalls.back().data(), got_smalls[i].data(), small});
-  }
+  ASSERT_EQ(tr.chunk_for({2, 0, 1}, BehindASlowHop::kBig), BehindASlowHop::kSmall);
+  ASSERT_EQ(tr.chunk_for({2, 0, 1}, BehindASlowHop::kSmall), BehindASlowHop::kSmall);  // one chunk
+  std::vector<Transfer> xs = w.small_transfers();
+  xs.insert(xs.begin(), w.big_transfer());
   const Timed t = run(tr, MPI_COMM_WORLD, xs);
-  if (rank() == 1) {
-    EXPECT_EQ(got_big, big);
-    for (int i = 0; i < kSmall; ++i) EXPECT_EQ(got_smalls[i], smalls[i]) << "message " << i;
-  }
+  w.expect_delivered();
   const LinkCounters& ab = t.counters[0 * 3 + 1];
-  EXPECT_EQ(ab.bytes, static_cast<double>(Y + kSmall * small));
   EXPECT_EQ(ab.backed_ms, 0.0);  // relayed flows only: nobody kept a→b busy
-  ASSERT_GT(ab.stream_ms, 0.0) << "the 128 KiB flow should have been timed on a->b";
-  const double gbps = ab.stream_bytes * 8 / (ab.stream_ms * 1e6);
-  if (rank() == 0)
-    std::printf("  a->b behind a 5 Mbit/s hop: %.0f bytes streamed in %.1f ms, %.4f Gbit/s\n",
-                ab.stream_bytes, ab.stream_ms, gbps);
-  EXPECT_LE(ab.stream_bytes, static_cast<double>(Y + kSmall * small));
-  if (timing_checked()) {
-    // The big flow's own bytes in its interval are at most Y − one chunk; more means the
-    // one-chunk messages that arrived meanwhile were counted.
-    EXPECT_GT(ab.stream_bytes, static_cast<double>(Y));
-    EXPECT_GE(gbps, 0.005 * 0.85);
-    EXPECT_LE(gbps, 0.005 * 1.1);
-  }
+  w.expect_counted(ab, "one call");
   tr.flush();
 }
 
@@ -262,21 +279,10 @@ TEST(Transport, OverlappingCallsAreCountedTogether) {
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
   if (level < MPI_THREAD_MULTIPLE) GTEST_SKIP() << "needs MPI_THREAD_MULTIPLE";
-  Config cfg = make_config(std::string(kShaped) +
-                           "[[link]]\nfrom = \"c\"\nto = \"a\"\ncapacity_gbps = 0.005\n"
-                           "latency_ms = 10\n");
-  auto owned = transport(cfg);
+  BehindASlowHop w(51);
+  auto owned = transport(w.cfg);
   Transport& tr = *owned;
-  const size_t Y = 128 * 1024, small = 4096;
-  constexpr int kSmall = 16;
-  auto big = pattern(Y, 51);
-  std::vector<char> got_big(Y, 0);
-  std::vector<std::vector<char>> smalls, got_smalls(kSmall, std::vector<char>(small, 0));
-  std::vector<Transfer> second;
-  for (int i = 0; i < kSmall; ++i) {
-    smalls.push_back(pattern(small, 60 + i));
-    second.push_back(Transfer{{2, 0, 1}, smalls.back().data(), got_smalls[i].data(), small});
-  }
+  const std::vector<Transfer> second = w.small_transfers();
   MPI_Comm one, two;
   MPI_Comm_dup(MPI_COMM_WORLD, &one);
   MPI_Comm_dup(MPI_COMM_WORLD, &two);
@@ -285,29 +291,15 @@ TEST(Transport, OverlappingCallsAreCountedTogether) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     tr.execute(two, rank(), second, 1);
   });
-  tr.execute(one, rank(), {Transfer{{2, 0, 1}, big.data(), got_big.data(), Y}}, 1);
+  tr.execute(one, rank(), {w.big_transfer()}, 1);
   later.join();
   MPI_Barrier(MPI_COMM_WORLD);
   const LinkCounters ab = summed(tr)[0 * 3 + 1];
   tr.flush();
   MPI_Comm_free(&one);
   MPI_Comm_free(&two);
-  if (rank() == 1) {
-    EXPECT_EQ(got_big, big);
-    for (int i = 0; i < kSmall; ++i) EXPECT_EQ(got_smalls[i], smalls[i]) << "message " << i;
-  }
-  EXPECT_EQ(ab.bytes, static_cast<double>(Y + kSmall * small));
-  ASSERT_GT(ab.stream_ms, 0.0) << "the 128 KiB flow should have been timed on a->b";
-  const double gbps = ab.stream_bytes * 8 / (ab.stream_ms * 1e6);
-  if (rank() == 0)
-    std::printf("  a->b, two calls at once: %.0f bytes streamed in %.1f ms, %.4f Gbit/s\n",
-                ab.stream_bytes, ab.stream_ms, gbps);
-  EXPECT_LE(ab.stream_bytes, static_cast<double>(Y + kSmall * small));
-  if (timing_checked()) {
-    EXPECT_GT(ab.stream_bytes, static_cast<double>(Y));  // the second call's chunks counted
-    EXPECT_GE(gbps, 0.005 * 0.85);
-    EXPECT_LE(gbps, 0.005 * 1.1);
-  }
+  w.expect_delivered();
+  w.expect_counted(ab, "two calls at once");
 }
 
 // A sender is done when its bytes have left, not when they have arrived: over a 200 ms link,
