@@ -172,8 +172,27 @@ class Mdp final : public PathSelector {
         if (m != s && m != t && m != k && ls.has_link(k, m) && ls.has_link(m, t)) offer({s, k, m, t});
     }
     std::sort(relayed.begin(), relayed.end());
-    for (int i = 0; i < static_cast<int>(relayed.size()) && i < pc_.relays; ++i)
-      cand.push_back(relayed[i].second);
+    // A relayed path in force stays a candidate, first among the relays, when there are two or
+    // more relay slots (the rest still go by rank): it is the one path whose links are measured
+    // while it carries the bytes, and on a busy machine they read below the prior of links no
+    // one uses (the median measured reference), so by rank it fell behind relays that had never
+    // been measured. On mesh6-c the relay that ran netherlands→tokyo at the oracle's pace
+    // (3→1→4, 640–690 ms steps) dropped out after two steps of it; the joint step, left with
+    // direct and two worse relays, sent the bytes back over the congested link (~760 ms) or
+    // round a relay that runs ~725 ms.
+    int slots = pc_.relays;
+    if (pc_.relays >= 2) {
+      std::vector<std::vector<int>> in_force;
+      if (d.routes[s * n + t].empty()) in_force.push_back(d.paths[s * n + t]);
+      for (const Route& r : d.routes[s * n + t]) in_force.push_back(r.path);
+      for (const auto& p : in_force)
+        if (slots > 1 && p.size() > 2 && p.front() == s && p.back() == t && usable(ls, p) &&
+            std::find(cand.begin(), cand.end(), p) == cand.end())
+          cand.push_back(p), --slots;
+    }
+    for (size_t i = 0; i < relayed.size() && slots > 0; ++i)
+      if (std::find(cand.begin(), cand.end(), relayed[i].second) == cand.end())
+        cand.push_back(relayed[i].second), --slots;
     if (cand.empty()) cand.push_back(fewest_hop_path(ls, s, t));
     // How many other pairs' paths in force use each link (their flows share it with ours).
     std::vector<int> sharers(static_cast<size_t>(n) * n, 0);
@@ -292,7 +311,13 @@ class Mdp final : public PathSelector {
       d.paths[s * n + t] = pair.paths[a];
       d.routes[s * n + t].clear();
     }
-    js << "{\"from\":" << s << ",\"to\":" << t << ",\"state\":[" << state.str() << "],\"action\":"
+    js << "{\"from\":" << s << ",\"to\":" << t << ",\"paths\":[";
+    for (size_t c = 0; c < pair.paths.size(); ++c) {
+      js << (c ? ",[" : "[");
+      for (size_t h = 0; h < pair.paths[c].size(); ++h) js << (h ? "," : "") << pair.paths[c][h];
+      js << "]";
+    }
+    js << "],\"state\":[" << state.str() << "],\"action\":"
        << (pair.split && a == pair.A - 1 ? std::string("\"split\"") : std::to_string(a))
        << ",\"explored\":" << (a != qmdp ? "true" : "false")
        << ",\"expected_ms\":" << expected[a] << ",\"by_action_ms\":[";

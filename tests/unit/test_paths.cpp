@@ -1218,6 +1218,57 @@ TEST(PathSelectors, MdpGoesTheLongWayRoundASparseRing) {
     EXPECT_EQ(d.paths[a * 4 + b], (std::vector<int>{a, b})) << a << "->" << b << " " << d.detail;
 }
 
+// The relay in force stays among a pair's candidates: its links are measured while it carries
+// the bytes, and here they read below the prior of links nobody uses (the median measured
+// reference), so by rank alone two never-measured relays would push it out of the K = 2 slots
+// (on mesh6-c the relay that ran netherlands→tokyo at the oracle's pace dropped out so, and the
+// bytes went back over the congested link). Five DCs, every link 1 Gbit/s and 1 ms; a→b
+// congested, relayed through c from step 30; the ring's hops at 0.9, a→c and c→b at 0.5.
+TEST(PathSelectors, MdpKeepsTheRelayInForceAmongItsCandidates) {
+  const fs::path p = scratch() / "five.toml";
+  std::ofstream(p) << "[model]\nlayers = 1\nd_model = 16\nheads = 2\nd_ff = 32\nseq_len = 8\n"
+                      "[train]\nsteps = 30\nglobal_batch = 10\ncorpus = \""
+                   << (scratch() / "corpus.txt").string() << "\"\n";
+  for (const char* dc : {"a", "b", "c", "d", "e"})
+    std::ofstream(p, std::ios::app) << "[[datacenter]]\nname = \"" << dc << "\"\nranks = 1\n";
+  std::ofstream(p, std::ios::app)
+      << "[network]\ndefault_capacity_gbps = 1.0\ndefault_latency_ms = 1\n"
+         "[control]\npath_selector = \"mdp\"\n";
+  const Config cfg = load_valid_config(p.string());
+  const auto sc = std::make_shared<const Scenario>(cfg);
+  const auto owned = direct_view(cfg, sc);
+  ControllerView& view = *owned;
+  constexpr int n = 5;
+  auto step = [&](int64_t t, bool relayed) {
+    StepRecord r = step_with(t, n, 0, 1, 0.01, 1);
+    if (relayed) r.links[0 * n + 1] = LinkStep{};
+    for (auto [a, b, g] : {std::tuple{1, 2, 0.9}, {2, 3, 0.9}, {3, 4, 0.9}, {4, 0, 0.9}, {0, 2, 0.5},
+                           {2, 1, 0.5}}) {
+      r.links[a * n + b].stream_bytes = 1e6;
+      r.links[a * n + b].stream_ms = 1e6 * 8 / (g * 1e6);
+    }
+    return r;
+  };
+  for (int64_t t = 0; t < 30; ++t) view.record(step(t, false));
+  Plan relay = view.plan();
+  relay.effective = 30;
+  relay.paths[0 * n + 1] = {0, 2, 1};
+  view.set_plan(relay);
+  for (int64_t t = 30; t < 40; ++t) view.record(step(t, true));
+  view.set_clock(41, 1.0);
+  const PathDecision d = make_path_selector("mdp", cfg)->choose(view);
+  const size_t at = d.detail.find("{\"from\":0,\"to\":1,");
+  ASSERT_NE(at, std::string::npos) << d.detail;
+  const std::string ab = d.detail.substr(at, d.detail.find('}', at) - at);
+  EXPECT_NE(ab.find("\"paths\":[[0,1],[0,2,1],"), std::string::npos) << ab;
+  // Three candidates and the split: direct, the relay in force, the best-ranked other relay.
+  EXPECT_NE(ab.find("\"by_action_ms\":["), std::string::npos) << ab;
+  const std::string by = ab.substr(ab.find("\"by_action_ms\":["));
+  EXPECT_EQ(std::count(by.begin(), by.begin() + static_cast<long>(by.find(']')), ','), 3) << ab;
+  // And the pair does not go back to its congested link.
+  EXPECT_NE(d.paths[0 * n + 1], (std::vector<int>{0, 1})) << d.detail;
+}
+
 // A split's share (path_cost.hpp, least_time_share): with the state known both parts end
 // together; over uncertain states no share on a fine grid has a lower expected time.
 TEST(PathCost, ASplitsShareMakesItsExpectedTimeLeast) {
