@@ -1,8 +1,9 @@
 // path_mdp.cpp — path selector "mdp": per ordered pair that the sync plan in force sends on, a
 // Markov decision process over the congestion of the links its candidate paths use.
-//   actions  the direct link (when it exists), the K (control.paths.relays) best relayed paths —
-//            through one or two other DCs, ranked by believed bottleneck (then fewer hops, then
-//            latency) — and a split of the bytes over the two best candidates, its share the one
+//   actions  the direct link (when it exists), K (control.paths.relays) relayed paths through
+//            one or two other DCs — the one in force (with K >= 2), then the best by the pair's
+//            predicted time (then fewer hops, then latency) — and a split of the bytes over the
+//            first two candidates, its share the one
 //            of least expected time over the links' beliefs (in proportion to the two paths'
 //            rates where their state is known: split_share);
 //   state    the joint congestion state of the links involved (link_state.hpp: each link's
@@ -151,10 +152,10 @@ class Mdp final : public PathSelector {
     const PairTraffic& tr = traffic[s * n_of(v) + t];
     const LinkStates& ls = v.links();
     const int n = ls.n(), K = ls.states();
-    // Candidates: direct, and the K best paths through one or two relays (sparse graphs need
-    // the second: on a ring of 4 the way round a congested link has three hops).
-    std::vector<std::vector<int>> cand;
-    if (ls.has_link(s, t)) cand.push_back({s, t});
+    // Candidates: direct, the relayed path in force (below), and the best of the rest through one
+    // or two relays (sparse graphs need the second: on a ring of 4 the way round a congested link
+    // has three hops) — K (control.paths.relays) relayed paths in all.
+    const bool direct = ls.has_link(s, t);
     const LinkFigure ewma = [&](int i, int j) { return ls.ewma_gbps(i, j); };
     std::vector<std::pair<std::tuple<double, size_t, double>, std::vector<int>>> relayed;
     // Ranked by the pair's predicted time on the believed figures (messages × latency + bytes /
@@ -172,28 +173,43 @@ class Mdp final : public PathSelector {
         if (m != s && m != t && m != k && ls.has_link(k, m) && ls.has_link(m, t)) offer({s, k, m, t});
     }
     std::sort(relayed.begin(), relayed.end());
-    // A relayed path in force stays a candidate, first among the relays, when there are two or
-    // more relay slots (the rest still go by rank): it is the one path whose links are measured
-    // while it carries the bytes, and on a busy machine they read below the prior of links no
-    // one uses (the median measured reference), so by rank it fell behind relays that had never
-    // been measured. On mesh6-c the relay that ran netherlands→tokyo at the oracle's pace
-    // (3→1→4, 640–690 ms steps) dropped out after two steps of it; the joint step, left with
-    // direct and two worse relays, sent the bytes back over the congested link (~760 ms) or
-    // round a relay that runs ~725 ms.
-    int slots = pc_.relays;
-    if (pc_.relays >= 2) {
-      std::vector<std::vector<int>> in_force;
-      if (d.routes[s * n + t].empty()) in_force.push_back(d.paths[s * n + t]);
-      for (const Route& r : d.routes[s * n + t]) in_force.push_back(r.path);
-      for (const auto& p : in_force)
-        if (slots > 1 && p.size() > 2 && p.front() == s && p.back() == t && usable(ls, p) &&
-            std::find(cand.begin(), cand.end(), p) == cand.end())
-          cand.push_back(p), --slots;
+    // A relayed path in force keeps a slot, first among the relays, when there are two or more
+    // (the rest still go by rank): it is the one path whose links are measured while it carries
+    // the bytes, and on a busy machine they read below the prior of links no one uses (the
+    // median measured reference), so by rank it fell behind relays that had never been measured.
+    // On mesh6-c the relay that ran netherlands→tokyo at the oracle's pace (3→1→4, 640–690 ms
+    // steps) dropped out after two steps of it; the joint step, left with direct and two worse
+    // relays, sent the bytes back over the congested link (~760 ms) or round a relay that runs
+    // ~725 ms.
+    // The candidates for a list of relayed paths, the joint state space kept small enough to
+    // solve at every step (K^L <= 4096) by dropping relays from the last.
+    auto assemble = [&](const std::vector<std::vector<int>>& relays) {
+      std::vector<std::vector<int>> c;
+      if (direct) c.push_back({s, t});
+      c.insert(c.end(), relays.begin(), relays.end());
+      if (c.empty()) c.push_back(fewest_hop_path(ls, s, t));
+      while (c.size() > 1 && std::pow(K, links_of(c, n).size()) > 4096) c.pop_back();
+      return c;
+    };
+    std::vector<std::vector<int>> by_rank;
+    for (int i = 0; i < static_cast<int>(relayed.size()) && i < pc_.relays; ++i)
+      by_rank.push_back(relayed[i].second);
+    std::vector<std::vector<int>> cand = assemble(by_rank);
+    const std::vector<int>* in_force = nullptr;
+    if (d.routes[s * n + t].empty()) in_force = &d.paths[s * n + t];
+    else in_force = &d.routes[s * n + t].front().path;
+    for (const Route& r : d.routes[s * n + t])
+      if (r.path.size() > 2) { in_force = &r.path; break; }
+    if (pc_.relays >= 2 && in_force->size() > 2 && in_force->front() == s && in_force->back() == t &&
+        usable(ls, *in_force)) {
+      std::vector<std::vector<int>> relays{*in_force};
+      for (size_t i = 0; i < relayed.size() && static_cast<int>(relays.size()) < pc_.relays; ++i)
+        if (relayed[i].second != *in_force) relays.push_back(relayed[i].second);
+      // Only while the pair keeps an alternative to it: a pair without a direct link whose
+      // state space leaves room for one path only would otherwise stay on the one it is on.
+      std::vector<std::vector<int>> with = assemble(relays);
+      if (with.size() >= 2) cand = std::move(with);
     }
-    for (size_t i = 0; i < relayed.size() && slots > 0; ++i)
-      if (std::find(cand.begin(), cand.end(), relayed[i].second) == cand.end())
-        cand.push_back(relayed[i].second), --slots;
-    if (cand.empty()) cand.push_back(fewest_hop_path(ls, s, t));
     // How many other pairs' paths in force use each link (their flows share it with ours).
     std::vector<int> sharers(static_cast<size_t>(n) * n, 0);
     for (int a = 0; a < n; ++a)
@@ -206,8 +222,6 @@ class Mdp final : public PathSelector {
         for (const auto& p : ps)
           for (size_t h = 0; h + 1 < p.size(); ++h) ++sharers[p[h] * n + p[h + 1]];
       }
-    // Keep the joint state space small enough to solve at every step (K^L <= 4096).
-    while (cand.size() > 1 && std::pow(K, links_of(cand, n).size()) > 4096) cand.pop_back();
     Pair fresh;
     fresh.paths = cand;
     fresh.split = cand.size() >= 2;

@@ -1269,6 +1269,51 @@ TEST(PathSelectors, MdpKeepsTheRelayInForceAmongItsCandidates) {
   EXPECT_NE(d.paths[0 * n + 1], (std::vector<int>{0, 1})) << d.detail;
 }
 
+// ... but not where it would be the pair's only path: a→b without a link, its two ways round
+// (a→c→d→b in force, a→e→f→b ranked first) six links together, more than 5^5 joint states, so
+// one of them must go — the one in force, so that the pair is not left on it.
+TEST(PathSelectors, MdpDropsTheRelayInForceRatherThanKeepItAlone) {
+  const fs::path p = scratch() / "two_ways.toml";
+  std::ofstream(p) << "[model]\nlayers = 1\nd_model = 16\nheads = 2\nd_ff = 32\nseq_len = 8\n"
+                      "[train]\nsteps = 30\nglobal_batch = 12\ncorpus = \""
+                   << (scratch() / "corpus.txt").string() << "\"\n";
+  for (const char* dc : {"a", "b", "c", "d", "e", "f"})
+    std::ofstream(p, std::ios::app) << "[[datacenter]]\nname = \"" << dc << "\"\nranks = 1\n";
+  std::ofstream(p, std::ios::app) << "[network]\nfull_mesh = false\ndefault_capacity_gbps = 1.0\n"
+                                     "default_latency_ms = 1\n";
+  for (auto [x, y] : {std::pair{"a", "c"}, {"c", "d"}, {"d", "b"}, {"a", "e"}, {"e", "f"}, {"f", "b"}})
+    std::ofstream(p, std::ios::app) << "[[link]]\nfrom = \"" << x << "\"\nto = \"" << y << "\"\n"
+                                    << "[[link]]\nfrom = \"" << y << "\"\nto = \"" << x << "\"\n";
+  std::ofstream(p, std::ios::app) << "[control]\npath_selector = \"mdp\"\n";
+  const Config cfg = load_valid_config(p.string());
+  const auto sc = std::make_shared<const Scenario>(cfg);
+  const auto owned = direct_view(cfg, sc);
+  ControllerView& view = *owned;
+  constexpr int n = 6;
+  Plan in_force = view.plan();
+  in_force.effective = 0;
+  in_force.paths[0 * n + 1] = {0, 2, 3, 1};
+  view.set_plan(in_force);
+  for (int64_t t = 0; t < 20; ++t) {
+    StepRecord r;
+    r.step = t;
+    r.links.assign(static_cast<size_t>(n) * n, LinkStep{});
+    for (auto [x, y, g] : {std::tuple{0, 2, 0.5}, {2, 3, 0.5}, {3, 1, 0.5}, {0, 4, 0.9}, {4, 5, 0.9},
+                           {5, 4, 0.9}, {5, 1, 0.9}, {1, 3, 0.9}, {3, 2, 0.9}, {2, 0, 0.9}, {4, 0, 0.9}}) {
+      r.links[x * n + y].stream_bytes = 1e6;
+      r.links[x * n + y].stream_ms = 1e6 * 8 / (g * 1e6);
+    }
+    view.record(r);
+  }
+  view.set_clock(21, 1.0);
+  const PathDecision d = make_path_selector("mdp", cfg)->choose(view);
+  const size_t at = d.detail.find("{\"from\":0,\"to\":1,");
+  ASSERT_NE(at, std::string::npos) << d.detail;
+  const std::string ab = d.detail.substr(at, d.detail.find('}', at) - at);
+  EXPECT_NE(ab.find("\"paths\":[[0,4,5,1]]"), std::string::npos) << ab;
+  EXPECT_EQ(d.paths[0 * n + 1], (std::vector<int>{0, 4, 5, 1})) << d.detail;
+}
+
 // A split's share (path_cost.hpp, least_time_share): with the state known both parts end
 // together; over uncertain states no share on a fine grid has a lower expected time.
 TEST(PathCost, ASplitsShareMakesItsExpectedTimeLeast) {
