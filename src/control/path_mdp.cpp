@@ -173,14 +173,6 @@ class Mdp final : public PathSelector {
         if (m != s && m != t && m != k && ls.has_link(k, m) && ls.has_link(m, t)) offer({s, k, m, t});
     }
     std::sort(relayed.begin(), relayed.end());
-    // A relayed path in force keeps a slot, first among the relays, when there are two or more
-    // (the rest still go by rank): it is the one path whose links are measured while it carries
-    // the bytes, and on a busy machine they read below the prior of links no one uses (the
-    // median measured reference), so by rank it fell behind relays that had never been measured.
-    // On mesh6-c the relay that ran netherlands→tokyo at the oracle's pace (3→1→4, 640–690 ms
-    // steps) dropped out after two steps of it; the joint step, left with direct and two worse
-    // relays, sent the bytes back over the congested link (~760 ms) or round a relay that runs
-    // ~725 ms.
     // The candidates for a list of relayed paths, the joint state space kept small enough to
     // solve at every step (K^L <= 4096) by dropping relays from the last.
     auto assemble = [&](const std::vector<std::vector<int>>& relays) {
@@ -195,13 +187,21 @@ class Mdp final : public PathSelector {
     for (int i = 0; i < static_cast<int>(relayed.size()) && i < pc_.relays; ++i)
       by_rank.push_back(relayed[i].second);
     std::vector<std::vector<int>> cand = assemble(by_rank);
-    const std::vector<int>* in_force = nullptr;
-    if (d.routes[s * n + t].empty()) in_force = &d.paths[s * n + t];
-    else in_force = &d.routes[s * n + t].front().path;
+    // A relayed path in force (of a split, its relayed part) keeps a slot, first among the
+    // relays, when there are two or more (the rest still go by rank): it is the one path whose
+    // links are measured while it carries the bytes, and on a busy machine they read below the
+    // prior of links no one uses (the median measured reference), so by rank it fell behind
+    // relays that had never been measured. On mesh6-c the relay that ran netherlands→tokyo at
+    // the oracle's pace (3→1→4, 640–690 ms steps) dropped out after two steps of it; the joint
+    // step, left with direct and two worse relays, sent the bytes back over the congested link
+    // (~760 ms) or round a relay that runs ~725 ms.
+    const std::vector<int>* in_force = &d.paths[s * n + t];
     for (const Route& r : d.routes[s * n + t])
-      if (r.path.size() > 2) { in_force = &r.path; break; }
-    if (pc_.relays >= 2 && in_force->size() > 2 && in_force->front() == s && in_force->back() == t &&
-        usable(ls, *in_force)) {
+      if (r.path.size() > 2) {
+        in_force = &r.path;
+        break;
+      }
+    if (pc_.relays >= 2 && in_force->size() > 2 && usable(ls, *in_force)) {
       std::vector<std::vector<int>> relays{*in_force};
       for (size_t i = 0; i < relayed.size() && static_cast<int>(relays.size()) < pc_.relays; ++i)
         if (relayed[i].second != *in_force) relays.push_back(relayed[i].second);

@@ -579,6 +579,26 @@ std::unique_ptr<ControllerView> direct_view(const Config& cfg,
   return std::make_unique<ControllerView>(make_world(cfg, *sc, true), sc, p);
 }
 
+// A world of one-rank DCs named `dcs` with the path tests' tiny model, 1 Gbit/s and 1 ms links
+// and path selector mdp: a full mesh when `links` is empty, else only those links, both ways.
+Config mdp_world(const std::string& name, const std::vector<const char*>& dcs,
+                 const std::vector<std::pair<const char*, const char*>>& links = {}) {
+  const fs::path p = scratch() / (name + ".toml");
+  std::ofstream f(p);
+  f << "[model]\nlayers = 1\nd_model = 16\nheads = 2\nd_ff = 32\nseq_len = 8\n"
+       "[train]\nsteps = 30\nglobal_batch = "
+    << 2 * dcs.size() << "\ncorpus = \"" << (scratch() / "corpus.txt").string() << "\"\n";
+  for (const char* dc : dcs) f << "[[datacenter]]\nname = \"" << dc << "\"\nranks = 1\n";
+  f << "[network]\n" << (links.empty() ? "" : "full_mesh = false\n")
+    << "default_capacity_gbps = 1.0\ndefault_latency_ms = 1\n";
+  for (auto [a, b] : links)
+    f << "[[link]]\nfrom = \"" << a << "\"\nto = \"" << b << "\"\n[[link]]\nfrom = \"" << b
+      << "\"\nto = \"" << a << "\"\n";
+  f << "[control]\npath_selector = \"mdp\"\n";
+  f.close();
+  return load_valid_config(p.string());
+}
+
 struct Triangle {
   Config cfg;
   std::shared_ptr<const Scenario> sc;
@@ -1174,18 +1194,8 @@ TEST(PathSelectors, MdpGoesTheLongWayRoundASparseRing) {
   // Four DCs on a ring (a-b-c-d-a, both ways, no chords), a→b measured congested at every step:
   // no path with one relay avoids it (a's neighbours are b and d, b's are a and c), so mdp must
   // offer the two-relay way round, a→d→c→b, and take it. The ring sync's other pairs stay direct.
-  const fs::path p = scratch() / "ring4.toml";
-  std::ofstream(p) << "[model]\nlayers = 1\nd_model = 16\nheads = 2\nd_ff = 32\nseq_len = 8\n"
-                      "[train]\nsteps = 30\nglobal_batch = 8\ncorpus = \""
-                   << (scratch() / "corpus.txt").string() << "\"\n"
-                   << "[[datacenter]]\nname = \"a\"\nranks = 1\n[[datacenter]]\nname = \"b\"\nranks = 1\n"
-                      "[[datacenter]]\nname = \"c\"\nranks = 1\n[[datacenter]]\nname = \"d\"\nranks = 1\n"
-                      "[network]\nfull_mesh = false\ndefault_capacity_gbps = 1.0\ndefault_latency_ms = 1\n";
-  for (auto [a, b] : {std::pair{"a", "b"}, {"b", "c"}, {"c", "d"}, {"d", "a"}})
-    std::ofstream(p, std::ios::app) << "[[link]]\nfrom = \"" << a << "\"\nto = \"" << b << "\"\n"
-                                    << "[[link]]\nfrom = \"" << b << "\"\nto = \"" << a << "\"\n";
-  std::ofstream(p, std::ios::app) << "[control]\npath_selector = \"mdp\"\n";
-  const Config cfg = load_valid_config(p.string());
+  const Config cfg = mdp_world("ring4", {"a", "b", "c", "d"},
+                               {{"a", "b"}, {"b", "c"}, {"c", "d"}, {"d", "a"}});
   const auto sc = std::make_shared<const Scenario>(cfg);
   const auto owned = direct_view(cfg, sc);
   ControllerView& view = *owned;
@@ -1225,16 +1235,7 @@ TEST(PathSelectors, MdpGoesTheLongWayRoundASparseRing) {
 // bytes went back over the congested link). Five DCs, every link 1 Gbit/s and 1 ms; a→b
 // congested, relayed through c from step 30; the ring's hops at 0.9, a→c and c→b at 0.5.
 TEST(PathSelectors, MdpKeepsTheRelayInForceAmongItsCandidates) {
-  const fs::path p = scratch() / "five.toml";
-  std::ofstream(p) << "[model]\nlayers = 1\nd_model = 16\nheads = 2\nd_ff = 32\nseq_len = 8\n"
-                      "[train]\nsteps = 30\nglobal_batch = 10\ncorpus = \""
-                   << (scratch() / "corpus.txt").string() << "\"\n";
-  for (const char* dc : {"a", "b", "c", "d", "e"})
-    std::ofstream(p, std::ios::app) << "[[datacenter]]\nname = \"" << dc << "\"\nranks = 1\n";
-  std::ofstream(p, std::ios::app)
-      << "[network]\ndefault_capacity_gbps = 1.0\ndefault_latency_ms = 1\n"
-         "[control]\npath_selector = \"mdp\"\n";
-  const Config cfg = load_valid_config(p.string());
+  const Config cfg = mdp_world("five", {"a", "b", "c", "d", "e"});
   const auto sc = std::make_shared<const Scenario>(cfg);
   const auto owned = direct_view(cfg, sc);
   ControllerView& view = *owned;
@@ -1273,19 +1274,8 @@ TEST(PathSelectors, MdpKeepsTheRelayInForceAmongItsCandidates) {
 // (a→c→d→b in force, a→e→f→b ranked first) six links together, more than 5^5 joint states, so
 // one of them must go — the one in force, so that the pair is not left on it.
 TEST(PathSelectors, MdpDropsTheRelayInForceRatherThanKeepItAlone) {
-  const fs::path p = scratch() / "two_ways.toml";
-  std::ofstream(p) << "[model]\nlayers = 1\nd_model = 16\nheads = 2\nd_ff = 32\nseq_len = 8\n"
-                      "[train]\nsteps = 30\nglobal_batch = 12\ncorpus = \""
-                   << (scratch() / "corpus.txt").string() << "\"\n";
-  for (const char* dc : {"a", "b", "c", "d", "e", "f"})
-    std::ofstream(p, std::ios::app) << "[[datacenter]]\nname = \"" << dc << "\"\nranks = 1\n";
-  std::ofstream(p, std::ios::app) << "[network]\nfull_mesh = false\ndefault_capacity_gbps = 1.0\n"
-                                     "default_latency_ms = 1\n";
-  for (auto [x, y] : {std::pair{"a", "c"}, {"c", "d"}, {"d", "b"}, {"a", "e"}, {"e", "f"}, {"f", "b"}})
-    std::ofstream(p, std::ios::app) << "[[link]]\nfrom = \"" << x << "\"\nto = \"" << y << "\"\n"
-                                    << "[[link]]\nfrom = \"" << y << "\"\nto = \"" << x << "\"\n";
-  std::ofstream(p, std::ios::app) << "[control]\npath_selector = \"mdp\"\n";
-  const Config cfg = load_valid_config(p.string());
+  const Config cfg = mdp_world("two_ways", {"a", "b", "c", "d", "e", "f"},
+                               {{"a", "c"}, {"c", "d"}, {"d", "b"}, {"a", "e"}, {"e", "f"}, {"f", "b"}});
   const auto sc = std::make_shared<const Scenario>(cfg);
   const auto owned = direct_view(cfg, sc);
   ControllerView& view = *owned;
