@@ -78,6 +78,19 @@ class Mdp final : public PathSelector {
       for (int t = 0; t < n; ++t)
         if (s != t && !usable(ls, d.paths[s * n + t])) d.paths[s * n + t] = fewest_hop_path(ls, s, t);
     exploring_.clear();
+    // A ring hop's relays are ranked by the ring's predicted time with the hop moved onto each
+    // (the plan in force elsewhere, on the expected figures the joint step plans on): that step
+    // chooses among the pair's candidates on the ring, and the pair's own time does not see
+    // where a relay's DC stands in it (decide_pair).
+    ring_ = {};
+    if (v.plan().sync.strategy == "hierarchical" && n > 2) {
+      ring_.on = true;
+      ring_.b = expected_links(v);
+      ring_.order = ring_order(v.plan().sync.ring, n);
+      ring_.paths = d.paths;
+      ring_.routes = d.routes;
+      ring_.bytes = w.gradient_bytes;
+    }
     std::ostringstream js;
     js << "{\"pairs\":[";
     bool first = true;
@@ -112,6 +125,28 @@ class Mdp final : public PathSelector {
     std::vector<double> q;                // Q[(x·A + p)·A + a]: cost now + γ · expected value next
     int A = 0, X = 0;
     double share0 = 1;                    // the split's share on paths[0]
+  };
+  // The ring in force, for ranking a ring hop's relays (choose, decide_pair).
+  struct RingContext {
+    bool on = false;
+    LinkBeliefs b;
+    std::vector<int> order;
+    Paths paths;
+    Routes routes;
+    double bytes = 0;
+    bool hop(int s, int t) const {
+      for (size_t i = 0; on && i < order.size(); ++i)
+        if (order[i] == s && order[(i + 1) % order.size()] == t) return true;
+      return false;
+    }
+    double seconds_via(int s, int t, const std::vector<int>& p) const {
+      const int n = b.n;
+      Paths ps = paths;
+      Routes rs = routes;
+      ps[s * n + t] = p;
+      rs[s * n + t].clear();
+      return ring_seconds(b, order, ps, bytes, &rs);
+    }
   };
   struct Stale {
     int digit;    // the link's index in Pair::links
@@ -157,14 +192,22 @@ class Mdp final : public PathSelector {
     // has three hops) — K (control.paths.relays) relayed paths in all.
     const bool direct = ls.has_link(s, t);
     const LinkFigure ewma = [&](int i, int j) { return ls.ewma_gbps(i, j); };
-    std::vector<std::pair<std::tuple<double, size_t, double>, std::vector<int>>> relayed;
+    std::vector<std::pair<std::tuple<double, double, size_t, double>, std::vector<int>>> relayed;
     // Ranked by the pair's predicted time on the believed figures (messages × latency + bytes /
-    // bottleneck): on WAN latencies a wide path through two far relays is no detour.
+    // bottleneck): on WAN latencies a wide path through two far relays is no detour. A ring
+    // hop's first by the ring's predicted time with the hop on the relay (ring_): on mesh6-c,
+    // with the fast links at the prior alike, netherlands→tokyo's relays through us-east
+    // (3→0→4, and 3→0→1→4) ranked first by their 3.7 ms less latency than through us-west
+    // (3→1→4), which then was no candidate; round us-east the spell's steps ran ~780 ms, round
+    // us-west (the oracle's) 640–690, since us-east starts each ring step late (its input
+    // comes from singapore, 108 ms away).
+    const bool ring_hop = ring_.hop(s, t);
     auto offer = [&](std::vector<int> p) {
       double lat = 0;
       for (size_t h = 0; h + 1 < p.size(); ++h) lat += ls.latency_ms(p[h], p[h + 1]);
       const double ms = tr.messages * lat + tr.bytes * 8 / (std::max(bottleneck_gbps(p, ewma), 1e-12) * 1e6);
-      relayed.push_back({{ms, p.size(), lat}, std::move(p)});
+      const double ring_s = ring_hop ? ring_.seconds_via(s, t, p) : 0.0;
+      relayed.push_back({{ring_s, ms, p.size(), lat}, std::move(p)});
     };
     for (int k = 0; k < n; ++k) {
       if (k == s || k == t || !ls.has_link(s, k)) continue;
@@ -720,6 +763,7 @@ class Mdp final : public PathSelector {
   int ahead_;  // steps from a decision to the first sync on its paths (ControlConfig::sync_ahead)
   std::map<int, Pair> pairs_;
   std::set<int> exploring_;  // pairs (src·n + dst) whose action now was taken for what it teaches
+  RingContext ring_;          // this decision's ring in force (choose)
 };
 
 }  // namespace

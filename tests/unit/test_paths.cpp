@@ -1270,6 +1270,80 @@ TEST(PathSelectors, MdpKeepsTheRelayInForceAmongItsCandidates) {
   EXPECT_NE(d.paths[0 * n + 1], (std::vector<int>{0, 1})) << d.detail;
 }
 
+// A ring hop's relays go by the ring's predicted time with the hop on each, not by the pair's
+// own: on a ring a→b→c→d→e→a whose hop c→d congests, the relay through a is the pair's
+// cheapest (c→a and a→d 0.2 ms, the rest 1 ms) but a starts each ring step late (its input,
+// e→a, is 10 ms away), so the ring is faster round b or e. (mesh6-c: netherlands→tokyo round
+// us-east, whose input comes from singapore, 108 ms away, ran ~780 ms steps; round us-west,
+// which ranked third by the pair's time and was no candidate, 640–690.)
+TEST(PathSelectors, MdpRanksARingHopsRelaysOnTheRing) {
+  const fs::path p = scratch() / "ring_rank.toml";
+  {
+    std::ofstream f(p);
+    f << "[model]\nlayers = 1\nd_model = 16\nheads = 2\nd_ff = 32\nseq_len = 8\n"
+         "[train]\nsteps = 30\nglobal_batch = 10\ncorpus = \""
+      << (scratch() / "corpus.txt").string() << "\"\n";
+    for (const char* dc : {"a", "b", "c", "d", "e"}) f << "[[datacenter]]\nname = \"" << dc << "\"\nranks = 1\n";
+    f << "[network]\ndefault_capacity_gbps = 1.0\ndefault_latency_ms = 1\n";
+    for (auto [a, b, ms] : {std::tuple{"c", "a", 0.2}, {"a", "d", 0.2}, {"e", "a", 10.0}})
+      f << "[[link]]\nfrom = \"" << a << "\"\nto = \"" << b << "\"\nlatency_ms = " << ms << "\n";
+    f << "[control]\npath_selector = \"mdp\"\n";
+  }
+  const Config cfg = load_valid_config(p.string());
+  const auto sc = std::make_shared<const Scenario>(cfg);
+  const auto owned = direct_view(cfg, sc);
+  ControllerView& view = *owned;
+  constexpr int n = 5;
+  for (int64_t t = 0; t < 20; ++t) {
+    StepRecord r = step_with(t, n, 2, 3, 0.01);
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b)
+        if (a != b && !(a == 2 && b == 3)) {
+          r.links[a * n + b].stream_bytes = 1e6;
+          r.links[a * n + b].stream_ms = 1e6 * 8 / 1e6;
+        }
+    view.record(r);
+  }
+  view.set_clock(21, 1.0);
+  // The ring's time with c→d on each relay, on the figures the decision plans on.
+  const LinkStates& ls = view.links();
+  LinkBeliefs b{n, std::vector<double>(n * n, 0.0), std::vector<double>(n * n, 0.0), "test"};
+  for (int x = 0; x < n; ++x)
+    for (int y = 0; y < n; ++y)
+      if (x != y) {
+        b.gbps[x * n + y] = ls.expected_gbps(x, y, view.sync_step());
+        b.latency_ms[x * n + y] = ls.latency_ms(x, y);
+      }
+  const std::vector<int> ring = ring_order(view.plan().sync.ring, n);
+  std::vector<std::pair<double, std::vector<int>>> by_ring;
+  for (const auto& path : simple_paths(ls, 2, 3, 2)) {
+    if (path.size() == 2) continue;
+    Paths ps = view.plan().paths;
+    ps[2 * n + 3] = path;
+    by_ring.push_back({ring_seconds(b, ring, ps, view.world().gradient_bytes), path});
+  }
+  std::sort(by_ring.begin(), by_ring.end());
+  const std::vector<int> via_a{2, 0, 3};
+  ASSERT_NE(by_ring[0].second, via_a);  // the premise: the ring prefers other relays
+  ASSERT_NE(by_ring[1].second, via_a);
+  ASSERT_LT(by_ring[1].first, std::find_if(by_ring.begin(), by_ring.end(), [&](const auto& x) {
+                                 return x.second == via_a;
+                               })->first);
+  const PathDecision d = make_path_selector("mdp", cfg)->choose(view);
+  const size_t at = d.detail.find("{\"from\":2,\"to\":3,");
+  ASSERT_NE(at, std::string::npos) << d.detail;
+  const std::string cd = d.detail.substr(at, d.detail.find('}', at) - at);
+  std::ostringstream want;
+  want << "\"paths\":[[2,3]";
+  for (int i = 0; i < 2; ++i) {
+    want << ",[";
+    for (size_t h = 0; h < by_ring[i].second.size(); ++h) want << (h ? "," : "") << by_ring[i].second[h];
+    want << "]";
+  }
+  want << "]";
+  EXPECT_NE(cd.find(want.str()), std::string::npos) << cd << "\nwanted " << want.str();
+}
+
 // ... but not where it would be the pair's only path: a→b without a link, its two ways round
 // (a→c→d→b in force, a→e→f→b ranked first) six links together, more than 5^5 joint states, so
 // one of them must go — the one in force, so that the pair is not left on it.
