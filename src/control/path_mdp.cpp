@@ -2,7 +2,8 @@
 // Markov decision process over the congestion of the links its candidate paths use.
 //   actions  the direct link (when it exists), K (control.paths.relays) relayed paths through
 //            one or two other DCs — the one in force (with K >= 2), then the best by the pair's
-//            predicted time (then fewer hops, then latency) — and a split of the bytes over the
+//            predicted time (then fewer hops, then latency; a ring hop's first by the ring's
+//            predicted time with the hop on the relay) — and a split of the bytes over the
 //            first two candidates, its share the one
 //            of least expected time over the links' beliefs (in proportion to the two paths'
 //            rates where their state is known: split_share);
