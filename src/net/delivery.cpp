@@ -28,27 +28,4 @@ std::vector<double> bytes_inside(const std::vector<LinkInterval>& merged,
   return bytes;
 }
 
-std::vector<LinkInterval> paced_only(const std::vector<LinkInterval>& merged,
-                                     const std::vector<Arrival>& arrived, double burst) {
-  std::vector<Arrival> a(arrived);
-  std::sort(a.begin(), a.end(), [](const Arrival& x, const Arrival& y) {
-    return x.link != y.link ? x.link < y.link : x.at < y.at;
-  });
-  std::vector<LinkInterval> out;
-  for (const LinkInterval& iv : merged) {
-    auto it = std::lower_bound(a.begin(), a.end(), iv, [](const Arrival& x, const LinkInterval& v) {
-      return x.link != v.link ? x.link < v.link : x.at <= v.from;
-    });
-    double bytes = 0, fastest = 1e300, prev = iv.from;  // fastest: least time per byte
-    for (; it != a.end() && it->link == iv.link && it->at <= iv.to; ++it) {
-      if (!(it->bytes > 0)) continue;
-      bytes += it->bytes;
-      fastest = std::min(fastest, (it->at - prev) / it->bytes);
-      prev = it->at;
-    }
-    if (!(bytes > 0) || fastest >= burst * (iv.to - iv.from) / bytes) out.push_back(iv);
-  }
-  return out;
-}
-
 }  // namespace strait

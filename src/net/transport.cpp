@@ -714,14 +714,8 @@ std::vector<LinkCounters> Transport::take_counters() {
   // Two flows streaming at once on a link each get about half of it: the merged intervals' time
   // (their union), not the sum of their times, makes stream_gbps the link's rate rather than a
   // flow's share of it.
-  // Under the software shaper an interval in which a chunk came in a burst after a hold-up timed
-  // the host's hand-over, not the link (delivery.hpp, paced_only): it is no sample.
-  std::vector<LinkInterval> streamed = merge_per_link(std::move(stream_));
-  std::vector<LinkInterval> merged = merge_per_link(std::move(backed_));
-  if (shaped_) {
-    streamed = paced_only(streamed, arrivals_, kHeldUpBurst);
-    merged = paced_only(merged, arrivals_, kHeldUpBurst);
-  }
+  const std::vector<LinkInterval> streamed = merge_per_link(std::move(stream_));
+  const std::vector<LinkInterval> merged = merge_per_link(std::move(backed_));
   const std::vector<double> stream_bytes = bytes_inside(streamed, arrivals_, n_ * n_);
   const std::vector<double> backed_bytes = bytes_inside(merged, arrivals_, n_ * n_);
   stream_.clear(), backed_.clear(), arrivals_.clear();

@@ -174,9 +174,6 @@ class Transport {
   // A chunk's arrival counts as seen (for latency and streaming rate) when the test that found it
   // came at most this long after one that found it missing (the poll loop tests every 0.1 ms).
   static constexpr double kArrivalTolerance = 0.001;
-  // Under the software shaper a streaming interval in which some chunk came sooner after the one
-  // before it than this share of the interval's mean time per byte is no sample (paced_only).
-  static constexpr double kHeldUpBurst = 0.5;
   // Configured (scenario) capacity and latency of a link now, before time scaling, and the
   // emulated capacity the shaper enforces (after it).
   double capacity_gbps(int src, int dst) const;
