@@ -580,9 +580,11 @@ std::unique_ptr<ControllerView> direct_view(const Config& cfg,
 }
 
 // A world of one-rank DCs named `dcs` with the path tests' tiny model, 1 Gbit/s and 1 ms links
-// and path selector mdp: a full mesh when `links` is empty, else only those links, both ways.
+// and path selector mdp: a full mesh when `links` is empty, else only those links, both ways;
+// `tables` (TOML [[link]] tables) set single links apart.
 Config mdp_world(const std::string& name, const std::vector<const char*>& dcs,
-                 const std::vector<std::pair<const char*, const char*>>& links = {}) {
+                 const std::vector<std::pair<const char*, const char*>>& links = {},
+                 const std::string& tables = "") {
   const fs::path p = scratch() / (name + ".toml");
   std::ofstream f(p);
   f << "[model]\nlayers = 1\nd_model = 16\nheads = 2\nd_ff = 32\nseq_len = 8\n"
@@ -594,9 +596,17 @@ Config mdp_world(const std::string& name, const std::vector<const char*>& dcs,
   for (auto [a, b] : links)
     f << "[[link]]\nfrom = \"" << a << "\"\nto = \"" << b << "\"\n[[link]]\nfrom = \"" << b
       << "\"\nto = \"" << a << "\"\n";
-  f << "[control]\npath_selector = \"mdp\"\n";
+  f << tables << "[control]\npath_selector = \"mdp\"\n";
   f.close();
   return load_valid_config(p.string());
+}
+
+// The pair s→t's record in a decision's detail (`{"from":s,"to":t,...` up to its first '}'),
+// empty when it has none.
+std::string pair_record(const std::string& detail, int s, int t) {
+  const std::string key = "{\"from\":" + std::to_string(s) + ",\"to\":" + std::to_string(t) + ",";
+  const size_t at = detail.find(key);
+  return at == std::string::npos ? "" : detail.substr(at, detail.find('}', at) - at);
 }
 
 struct Triangle {
@@ -1164,10 +1174,7 @@ TEST(PathSelectors, MdpTriesAStaleRelayWhenWhatItTeachesPays) {
     return make_path_selector("mdp", s.cfg)->choose(*s.view);
   };
   // The pair a→b's own record in the decision's detail.
-  auto ab = [](const PathDecision& d) {
-    const size_t at = d.detail.find("{\"from\":0,\"to\":1,");
-    return at == std::string::npos ? std::string() : d.detail.substr(at, d.detail.find('}', at) - at);
-  };
+  auto ab = [](const PathDecision& d) { return pair_record(d.detail, 0, 1); };
   const PathDecision qmdp = decide("mdp_stale_qmdp", false, false);
   EXPECT_EQ(qmdp.paths[0 * 3 + 1], (std::vector<int>{0, 1})) << qmdp.detail;
   Routes decided = qmdp.routes;  // as decided: without the standby the ring's hop may carry
@@ -1258,9 +1265,8 @@ TEST(PathSelectors, MdpKeepsTheRelayInForceAmongItsCandidates) {
   for (int64_t t = 30; t < 40; ++t) view.record(step(t, true));
   view.set_clock(41, 1.0);
   const PathDecision d = make_path_selector("mdp", cfg)->choose(view);
-  const size_t at = d.detail.find("{\"from\":0,\"to\":1,");
-  ASSERT_NE(at, std::string::npos) << d.detail;
-  const std::string ab = d.detail.substr(at, d.detail.find('}', at) - at);
+  const std::string ab = pair_record(d.detail, 0, 1);
+  ASSERT_FALSE(ab.empty()) << d.detail;
   EXPECT_NE(ab.find("\"paths\":[[0,1],[0,2,1],"), std::string::npos) << ab;
   // Three candidates and the split: direct, the relay in force, the best-ranked other relay.
   EXPECT_NE(ab.find("\"by_action_ms\":["), std::string::npos) << ab;
@@ -1277,19 +1283,11 @@ TEST(PathSelectors, MdpKeepsTheRelayInForceAmongItsCandidates) {
 // us-east, whose input comes from singapore, 108 ms away, ran ~780 ms steps; round us-west,
 // which ranked third by the pair's time and was no candidate, 640–690.)
 TEST(PathSelectors, MdpRanksARingHopsRelaysOnTheRing) {
-  const fs::path p = scratch() / "ring_rank.toml";
-  {
-    std::ofstream f(p);
-    f << "[model]\nlayers = 1\nd_model = 16\nheads = 2\nd_ff = 32\nseq_len = 8\n"
-         "[train]\nsteps = 30\nglobal_batch = 10\ncorpus = \""
-      << (scratch() / "corpus.txt").string() << "\"\n";
-    for (const char* dc : {"a", "b", "c", "d", "e"}) f << "[[datacenter]]\nname = \"" << dc << "\"\nranks = 1\n";
-    f << "[network]\ndefault_capacity_gbps = 1.0\ndefault_latency_ms = 1\n";
-    for (auto [a, b, ms] : {std::tuple{"c", "a", 0.2}, {"a", "d", 0.2}, {"e", "a", 10.0}})
-      f << "[[link]]\nfrom = \"" << a << "\"\nto = \"" << b << "\"\nlatency_ms = " << ms << "\n";
-    f << "[control]\npath_selector = \"mdp\"\n";
-  }
-  const Config cfg = load_valid_config(p.string());
+  std::string tables;
+  for (auto [a, b, ms] : {std::tuple{"c", "a", 0.2}, {"a", "d", 0.2}, {"e", "a", 10.0}})
+    tables += std::string("[[link]]\nfrom = \"") + a + "\"\nto = \"" + b +
+              "\"\nlatency_ms = " + std::to_string(ms) + "\n";
+  const Config cfg = mdp_world("ring_rank", {"a", "b", "c", "d", "e"}, {}, tables);
   const auto sc = std::make_shared<const Scenario>(cfg);
   const auto owned = direct_view(cfg, sc);
   ControllerView& view = *owned;
@@ -1330,9 +1328,8 @@ TEST(PathSelectors, MdpRanksARingHopsRelaysOnTheRing) {
                                  return x.second == via_a;
                                })->first);
   const PathDecision d = make_path_selector("mdp", cfg)->choose(view);
-  const size_t at = d.detail.find("{\"from\":2,\"to\":3,");
-  ASSERT_NE(at, std::string::npos) << d.detail;
-  const std::string cd = d.detail.substr(at, d.detail.find('}', at) - at);
+  const std::string cd = pair_record(d.detail, 2, 3);
+  ASSERT_FALSE(cd.empty()) << d.detail;
   std::ostringstream want;
   want << "\"paths\":[[2,3]";
   for (int i = 0; i < 2; ++i) {
@@ -1371,9 +1368,8 @@ TEST(PathSelectors, MdpDropsTheRelayInForceRatherThanKeepItAlone) {
   }
   view.set_clock(21, 1.0);
   const PathDecision d = make_path_selector("mdp", cfg)->choose(view);
-  const size_t at = d.detail.find("{\"from\":0,\"to\":1,");
-  ASSERT_NE(at, std::string::npos) << d.detail;
-  const std::string ab = d.detail.substr(at, d.detail.find('}', at) - at);
+  const std::string ab = pair_record(d.detail, 0, 1);
+  ASSERT_FALSE(ab.empty()) << d.detail;
   EXPECT_NE(ab.find("\"paths\":[[0,4,5,1]]"), std::string::npos) << ab;
   EXPECT_EQ(d.paths[0 * n + 1], (std::vector<int>{0, 4, 5, 1})) << d.detail;
 }
