@@ -53,6 +53,8 @@ LinkStates::LinkStates(int n, std::vector<double> configured_gbps,
   const size_t L = static_cast<size_t>(n) * n;
   last_ = ewma_ = ref_ = binned_ref_ = nominal_;
   series_.assign(L, {});
+  held_.assign(L, {});
+  held_ref_.assign(L, 0.0);
   gaps_.assign(L, {});
   fitted_.assign(L, 0);
   lat_ = latency_prior_;
@@ -351,6 +353,20 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
       const bool streamed = m.stream_ms > 0 && m.stream_bytes > 0;
       // A first hop's flow streamed: the link's own rate, whatever else crossed it (see the top).
       const bool backed = m.backed_ms > 0 && m.backed_bytes > 0;
+      // Streaming held up on the way (software shaper, net/delivery.hpp paced_only) timed the
+      // host's hand-over, not the link: no sample of it. Kept only for what a link never
+      // measured is believed at (prior_gbps), by the median of its held-up rates: such an
+      // interval mostly reads low (0.26-0.48 Gbit/s on mesh6-c's 1 Gbit/s us-west→eu-west
+      // in steps whose exact sample read 0.85-1.04), but one whose first chunks were held
+      // too reads high (0.59 on a 0.03 Gbit/s link), so it is no lower bound on a link's level.
+      if (m.held_ms > 0 && m.held_bytes > 0) {
+        auto& h = held_[l];
+        h.push_back(m.held_gbps());
+        if (h.size() > kKept) h.pop_front();
+        std::vector<double> v(h.begin(), h.end());
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+        held_ref_[l] = v[v.size() / 2];
+      }
       // Sync bytes but no streaming rate: the flows were over before their chunks could be
       // timed — a fast link. Their goodput (latency included) is a lower bound on its rate:
       // without it a link carrying a fast part of a split was never measured, its belief drifted
@@ -457,6 +473,7 @@ double LinkStates::prior_gbps(int s, int d) const {
   std::vector<double> refs;
   for (int k = 0; k < n_ * n_; ++k)
     if (last_step_[k] >= 0) refs.push_back(ref_[k]);
+    else if (held_ref_[k] > 0) refs.push_back(held_ref_[k]);
   if (refs.empty()) return nominal_[l];
   std::nth_element(refs.begin(), refs.begin() + static_cast<std::ptrdiff_t>(refs.size() / 2), refs.end());
   return std::min(nominal_[l], refs[refs.size() / 2]);

@@ -9,7 +9,8 @@
 //              first-to-last arrivals, over that union: net/delivery.hpp), read through the
 //              pacing test below; before the first measurement, the
 //              configured capacity, but no more than the median of the measured links'
-//              references (the prior, named so: prior_gbps);
+//              references — with the held-up lower bounds of links not yet measured among them
+//              (the prior, named so: prior_gbps);
 //   latency    one-way latency from small messages (controller replies and reports): the least
 //              of the last 16 steps' samples (a windowed minimum, as TCP BBR's min-RTT filter),
 //              since a message that queued behind sync bytes measured the queue too, and the
@@ -139,7 +140,15 @@ class LinkStates {
   // ranks on two cores, 0.3–1 Gbit/s on links configured at 1–6), an idle link believed at its
   // configuration made every relay over it look several times wider than the ring's own links,
   // and mdp tried them, one after another, at a loss (docs/paths.md, "mesh6-c").
+  // The median counts what every link delivers at its best, as far as it was seen: a measured
+  // link its reference; a link never measured whose streaming was all held up on the way
+  // (/links.held_gbps, under the software shaper) the median of those held-up rates. Without
+  // them, when the one link measured was a congested one (us-eu-asia-c in a trial where
+  // held-up streaming was no sample and not kept either: docs/paths.md, "Held-up chunks"), the
+  // prior of every other link became that link's 0.031 Gbit/s and every relay looked as slow.
   double prior_gbps(int s, int d) const;
+  // The median of a link's held-up rates, 0 without one.
+  double held_gbps(int s, int d) const { return held_ref_[s * n_ + d]; }
   // The capacity of each level as expected_gbps weighs it: state_gbps, except that the level
   // last measured in holds the last measurement (a bound: at least the level's mean; the goodput
   // of parts too small to time counts a third of itself, kBoundOver). Only for a measured link.
@@ -175,6 +184,8 @@ class LinkStates {
                    // name the top level (take_bound)
   };
   std::vector<std::deque<Sample>> series_;       // per link: its measurements (the last kKept)
+  std::vector<std::deque<double>> held_;         // per link: its held-up rates (the last kKept)
+  std::vector<double> held_ref_;                 // and their median (0: none)
 
   struct Gap {
     int from, to;  // levels at both ends

@@ -57,6 +57,7 @@ struct LinkStep {
   double latency_samples = 0;
   double stream_bytes = 0, stream_ms = 0;  // every chunk while multi-chunk flows streamed
   double backed_bytes = 0, backed_ms = 0;  // every chunk while a first hop's flow streamed
+  double held_bytes = 0, held_ms = 0;      // streaming held up on the way (software shaper)
   double queued_ms = 0;        // waiting behind other flows' chunks (software shaper only)
   double shaper_busy_ms = 0;   // the software shaper's reservations
   // Of the PAIR src→dst (not the link), when the decision gave it routes: the bytes its sender
@@ -69,6 +70,10 @@ struct LinkStep {
   // The link's delivery rate while a flow from a sender that had all its bytes streamed on it
   // (net/transport.hpp, LinkCounters): its rate, not a relayed flow's pace; 0 without one.
   double backed_gbps() const { return backed_ms > 0 ? backed_bytes * 8 / (backed_ms * 1e6) : 0.0; }
+  // Over the streaming intervals left out as held up (net/transport.hpp, LinkCounters): the
+  // host's pace, not the link's (mostly low; high when an interval's first chunks were held
+  // too); 0 without one.
+  double held_gbps() const { return held_ms > 0 ? held_bytes * 8 / (held_ms * 1e6) : 0.0; }
   // Configured figures at the end of the iteration (not measurements; for the trace).
   double configured_gbps = 0, configured_latency_ms = 0, enforced_gbps = 0;
 };

@@ -28,4 +28,32 @@ std::vector<double> bytes_inside(const std::vector<LinkInterval>& merged,
   return bytes;
 }
 
+std::vector<LinkInterval> paced_only(const std::vector<LinkInterval>& merged,
+                                     const std::vector<Arrival>& arrived, double burst,
+                                     double pause, std::vector<LinkInterval>* held) {
+  std::vector<Arrival> a(arrived);
+  std::sort(a.begin(), a.end(), [](const Arrival& x, const Arrival& y) {
+    return x.link != y.link ? x.link < y.link : x.at < y.at;
+  });
+  std::vector<LinkInterval> out;
+  for (const LinkInterval& iv : merged) {
+    auto it = std::lower_bound(a.begin(), a.end(), iv, [](const Arrival& x, const LinkInterval& v) {
+      return x.link != v.link ? x.link < v.link : x.at <= v.from;
+    });
+    // fastest: least time per byte after the chunk before; longest: the longest wait for one
+    double bytes = 0, fastest = 1e300, longest = 0, prev = iv.from;
+    for (; it != a.end() && it->link == iv.link && it->at <= iv.to; ++it) {
+      if (!(it->bytes > 0)) continue;
+      bytes += it->bytes;
+      fastest = std::min(fastest, (it->at - prev) / it->bytes);
+      longest = std::max(longest, it->at - prev);
+      prev = it->at;
+    }
+    const double span = iv.to - iv.from;
+    if (!(bytes > 0) || fastest >= burst * span / bytes || longest < pause * span) out.push_back(iv);
+    else if (held) held->push_back(iv);
+  }
+  return out;
+}
+
 }  // namespace strait

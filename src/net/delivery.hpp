@@ -42,4 +42,22 @@ std::vector<LinkInterval> merge_per_link(std::vector<LinkInterval> v);
 std::vector<double> bytes_inside(const std::vector<LinkInterval>& merged,
                                  const std::vector<Arrival>& arrived, int links);
 
+// The intervals of `merged` whose chunks came paced: none (of more than 0 bytes) sooner after
+// the one before it — or after the interval's start — than `burst` times the interval's mean
+// time per byte, or, if one did, no wait for a chunk as long as `pause` times the interval.
+// Under the software shaper a link's chunks leave at its rate, one after the other, so a chunk
+// that comes hard on the heels of the last after a pause was held up on the way (the two ranks'
+// hand-over of a chunk moves only while both run MPI; six ranks on two cores); when that pause
+// is most of the interval, the interval times the host, not the link: on mesh6-c's 3–6 Gbit/s
+// links such intervals read 0.1–0.5 Gbit/s and made a clear link look slower than relays never
+// measured (docs/paths.md, "Held-up chunks"). On a 0.1 Gbit/s link a hold-up of a few ms is a
+// small part of an interval of tens of chunks, and the interval still reads the link: without
+// the pause test 1–8% of such intervals went, and `mdp` lost ~1% on markov3 and sparse-ring4.
+// Not for tc: the kernel hands TCP's segments over in bursts.
+// The intervals left out go to `held` (when given): the controller keeps their rate for what it
+// believes of links it has no sample of (link_state.hpp, prior_gbps).
+std::vector<LinkInterval> paced_only(const std::vector<LinkInterval>& merged,
+                                     const std::vector<Arrival>& arrived, double burst,
+                                     double pause, std::vector<LinkInterval>* held = nullptr);
+
 }  // namespace strait

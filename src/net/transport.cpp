@@ -714,18 +714,29 @@ std::vector<LinkCounters> Transport::take_counters() {
   // Two flows streaming at once on a link each get about half of it: the merged intervals' time
   // (their union), not the sum of their times, makes stream_gbps the link's rate rather than a
   // flow's share of it.
-  const std::vector<LinkInterval> streamed = merge_per_link(std::move(stream_));
-  const std::vector<LinkInterval> merged = merge_per_link(std::move(backed_));
+  // Under the software shaper an interval in which a chunk came in a burst after a hold-up timed
+  // the host's hand-over, not the link (delivery.hpp, paced_only): it is no sample of the
+  // link's rate; reported apart (held_*: the streaming intervals left out).
+  std::vector<LinkInterval> streamed = merge_per_link(std::move(stream_));
+  std::vector<LinkInterval> merged = merge_per_link(std::move(backed_));
+  std::vector<LinkInterval> held;
+  if (shaped_) {
+    streamed = paced_only(streamed, arrivals_, kHeldUpBurst, kHeldUpPause, &held);
+    merged = paced_only(merged, arrivals_, kHeldUpBurst, kHeldUpPause);
+  }
   const std::vector<double> stream_bytes = bytes_inside(streamed, arrivals_, n_ * n_);
   const std::vector<double> backed_bytes = bytes_inside(merged, arrivals_, n_ * n_);
+  const std::vector<double> held_bytes = bytes_inside(held, arrivals_, n_ * n_);
   stream_.clear(), backed_.clear(), arrivals_.clear();
   for (int l = 0; l < n_ * n_; ++l) {
     out[l].wire_ms = union_s(wire_[l]) * 1e3;
     out[l].stream_bytes = stream_bytes[l], out[l].backed_bytes = backed_bytes[l];
+    out[l].held_bytes = held_bytes[l];
     counters_[l] = LinkCounters{};
   }
   for (const LinkInterval& iv : streamed) out[iv.link].stream_ms += (iv.to - iv.from) * 1e3;
   for (const LinkInterval& iv : merged) out[iv.link].backed_ms += (iv.to - iv.from) * 1e3;
+  for (const LinkInterval& iv : held) out[iv.link].held_ms += (iv.to - iv.from) * 1e3;
   return out;
 }
 

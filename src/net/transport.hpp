@@ -53,6 +53,10 @@ struct LinkCounters {
                                // pace of the hops before it; it shares this figure's bytes and
                                // cannot stretch its time, as it stretches stream_ms's union
                                // (transport.cpp, Backed)
+  double held_bytes = 0;       // receiver, software shaper: the streaming intervals left out of
+  double held_ms = 0;          // stream_* because a chunk came in a burst after a hold-up
+                               // after a wait of most of the interval (delivery.hpp, paced_only),
+                               // and the bytes that arrived in them: the host's pace, not the link's
   double queued_ms = 0;        // sender: time its chunks waited for the link behind other flows'
                                // chunks (software shaper; not observable under tc: 0)
   double shaper_busy_ms = 0;   // sender: the software shaper's own reservations of the link
@@ -174,6 +178,11 @@ class Transport {
   // A chunk's arrival counts as seen (for latency and streaming rate) when the test that found it
   // came at most this long after one that found it missing (the poll loop tests every 0.1 ms).
   static constexpr double kArrivalTolerance = 0.001;
+  // Under the software shaper a streaming interval in which some chunk came sooner after the one
+  // before it than this share of the interval's mean time per byte is no sample (paced_only) ...
+  static constexpr double kHeldUpBurst = 0.5;
+  // ... when also some chunk waited at least this share of the interval (the hold-up is most of it).
+  static constexpr double kHeldUpPause = 0.25;
   // Configured (scenario) capacity and latency of a link now, before time scaling, and the
   // emulated capacity the shaper enforces (after it).
   double capacity_gbps(int src, int dst) const;

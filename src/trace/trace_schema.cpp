@@ -69,7 +69,7 @@ h5::Type link_type(bool file) {
                    STRAIT_F64(LinkRow, bytes), STRAIT_F64(LinkRow, control_bytes),
                    STRAIT_F64(LinkRow, wire_ms),
                    STRAIT_F64(LinkRow, goodput_gbps), STRAIT_F64(LinkRow, stream_gbps),
-                   STRAIT_F64(LinkRow, backed_gbps),
+                   STRAIT_F64(LinkRow, backed_gbps), STRAIT_F64(LinkRow, held_gbps),
                    STRAIT_F64(LinkRow, latency_ms),
                    STRAIT_I64(LinkRow, latency_samples), STRAIT_F64(LinkRow, queued_ms),
                    STRAIT_F64(LinkRow, shaper_busy_ms), STRAIT_F64(LinkRow, configured_gbps),

@@ -21,7 +21,9 @@ namespace strait::trace_schema {
 // 6: /links.route0_bytes, route1_bytes, moved_bytes (per pair: what its sender put on each of
 // the decision's routes, and moved between them: adaptive routes); decision records' routes
 // carry the rate they were expected at ("gbps").
-constexpr int32_t kSchemaVersion = 6;
+// 7: /links.held_gbps (streaming held up on the way under the software shaper, left out of
+// stream_gbps and backed_gbps).
+constexpr int32_t kSchemaVersion = 7;
 
 // DecisionRow as HDF5 sees it: variable-length strings are char pointers.
 struct DecisionRec {

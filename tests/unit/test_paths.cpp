@@ -1580,6 +1580,47 @@ TEST(LinkStates, ANeverMeasuredLinkIsBelievedNoFasterThanTheMedianMeasuredOne) {
   EXPECT_EQ(slow.prior_gbps(0, 1), 0.2);
 }
 
+// Streaming held up on the way (software shaper: /links.held_gbps) is no sample of a link — it
+// timed the hand-over between the processes — but it counts in the prior, so that one congested
+// link, the only one measured, does not become what every other link is believed at.
+// us-eu-asia-c, in a trial that left held-up streaming out altogether (docs/paths.md, "Held-up
+// chunks"): eu→asia's 0.031 Gbit/s was the only measured reference, every relay looked as slow,
+// and mdp stayed on it.
+TEST(LinkStates, HeldUpStreamingCountsInThePriorOfLinksNeverMeasured) {
+  LinkStates ls(3, {0, 4, 4, 4, 0, 4, 4, 4, 0}, {0, 10, 10, 10, 0, 10, 10, 10, 0},
+                LinkStates::Params{5, 0.5});
+  // a→b measured congested at 0.031; a→c, b→c, c→a streamed only held up, at 0.2, 0.3, 0.4.
+  StepRecord r = step_with(0, 3, 0, 1, 0.031);
+  for (auto [a, b, g] : {std::tuple{0, 2, 0.2}, {1, 2, 0.3}, {2, 0, 0.4}}) {
+    r.links[a * 3 + b].held_bytes = 1e6;
+    r.links[a * 3 + b].held_ms = 1e6 * 8 / (g * 1e6);
+  }
+  ls.observe(r);
+  EXPECT_TRUE(ls.measured(0, 1));
+  EXPECT_FALSE(ls.measured(0, 2));  // no sample of the link
+  EXPECT_NEAR(ls.held_gbps(0, 2), 0.2, 1e-12);
+  // The median of {0.031, 0.2, 0.3, 0.4} (upper middle): 0.3 — not 0.031.
+  EXPECT_NEAR(ls.prior_gbps(2, 1), 0.3, 1e-12);
+  EXPECT_NEAR(ls.expected_gbps(2, 1, 1), 0.3, 1e-12);
+  EXPECT_NEAR(ls.expected_gbps(0, 2, 1), 0.3, 1e-12);  // the held-up links too
+  // Without the held-up rates, the collapse the test guards against.
+  LinkStates only(3, {0, 4, 4, 4, 0, 4, 4, 4, 0}, {0, 10, 10, 10, 0, 10, 10, 10, 0},
+                  LinkStates::Params{5, 0.5});
+  only.observe(step_with(0, 3, 0, 1, 0.031));
+  EXPECT_NEAR(only.prior_gbps(2, 1), 0.031, 1e-12);
+  // A measured link's held-up streaming moves nothing of it (a held-up interval can read high:
+  // 0.59 Gbit/s on a 0.03 link, its first chunks held too).
+  LinkStates m(2, {0, 4, 4, 0}, {0, 10, 10, 0}, LinkStates::Params{5, 0.5});
+  m.observe(step_with(0, 2, 0, 1, 0.03));
+  const double before = m.expected_gbps(0, 1, 1);
+  StepRecord h = step_with(1, 2, 0, 1, 1.0);
+  h.links[1] = LinkStep{};
+  h.links[1].held_bytes = 1e6, h.links[1].held_ms = 1e6 * 8 / (0.59 * 1e6);
+  m.observe(h);
+  EXPECT_EQ(m.expected_gbps(0, 1, 1), before);
+  EXPECT_EQ(m.last_measured_step(0, 1), 0);
+}
+
 
 // Rates that vary from sync to sync across the edge between two levels are noise, not
 // congestion coming and going (link_state.cpp, chain_level). Under tc detour3's clear links
