@@ -714,9 +714,9 @@ std::vector<LinkCounters> Transport::take_counters() {
   // Two flows streaming at once on a link each get about half of it: the merged intervals' time
   // (their union), not the sum of their times, makes stream_gbps the link's rate rather than a
   // flow's share of it.
-  // Under the software shaper an interval in which a chunk came in a burst after a hold-up timed
-  // the host's hand-over, not the link (delivery.hpp, paced_only): it is no sample of the
-  // link's rate; reported apart (held_*: the streaming intervals left out).
+  // Under the software shaper an interval in which a chunk came in a burst after a hold-up that
+  // was a quarter of it or more timed the host's hand-over more than the link (delivery.hpp,
+  // paced_only): it is no sample of the link's rate; reported apart (held_*).
   std::vector<LinkInterval> streamed = merge_per_link(std::move(stream_));
   std::vector<LinkInterval> merged = merge_per_link(std::move(backed_));
   std::vector<LinkInterval> held;
