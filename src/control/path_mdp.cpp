@@ -197,8 +197,8 @@ class Mdp final : public PathSelector {
     // Ranked by the pair's predicted time on the believed figures (messages × latency + bytes /
     // bottleneck): on WAN latencies a wide path through two far relays is no detour. A ring
     // hop's first by the ring's predicted time with the hop on the relay (ring_): on mesh6-c,
-    // with the fast links at the prior alike (their stretched samples left out, in a trial not
-    // kept: docs/paths.md, "Held-up chunks"), netherlands→tokyo's relays through us-east
+    // with the fast links at the prior alike (their held-up samples left out: docs/paths.md,
+    // "Held-up chunks"), netherlands→tokyo's relays through us-east
     // (3→0→4, and 3→0→1→4) ranked first by their 3.7 ms less latency than through us-west
     // (3→1→4), which then was no candidate; round us-east the spell's steps ran ~780 ms, round
     // us-west (the oracle's) 640–690, since us-east starts each ring step late (its input

@@ -48,7 +48,8 @@ std::vector<double> bytes_inside(const std::vector<LinkInterval>& merged,
 // Under the software shaper a link's chunks leave at its rate, one after the other, so a chunk
 // that comes hard on the heels of the last after a pause was held up on the way (the two ranks'
 // hand-over of a chunk moves only while both run MPI; six ranks on two cores); when that pause
-// is most of the interval, the interval times the host, not the link: on mesh6-c's 3–6 Gbit/s
+// is a large part of the interval (the transport's share: a quarter, kHeldUpPause), the interval
+// times the host more than the link: on mesh6-c's 3–6 Gbit/s
 // links such intervals read 0.1–0.5 Gbit/s and made a clear link look slower than relays never
 // measured (docs/paths.md, "Held-up chunks"). On a 0.1 Gbit/s link a hold-up of a few ms is a
 // small part of an interval of tens of chunks, and the interval still reads the link: without
