@@ -79,6 +79,7 @@ class Mdp final : public PathSelector {
       for (int t = 0; t < n; ++t)
         if (s != t && !usable(ls, d.paths[s * n + t])) d.paths[s * n + t] = fewest_hop_path(ls, s, t);
     exploring_.clear();
+    probing_.clear();
     // A ring hop's relays are ranked by the ring's predicted time with the hop moved onto each
     // (the plan in force elsewhere, on the expected figures the joint step plans on): that step
     // chooses among the pair's candidates on the ring, and the pair's own time does not see
@@ -361,6 +362,7 @@ class Mdp final : public PathSelector {
       }
     }
     if (a != qmdp) exploring_.insert(s * n + t);
+    if (pair.split && a == pair.A - 1 && info[a] > 0) probing_[s * n + t] = info[a];
     if (pair.split && a == pair.A - 1) {
       // Split with the share the MDP was solved for (split_share, when it was solved).
       const double f0 = pair.share0;
@@ -502,6 +504,31 @@ class Mdp final : public PathSelector {
         d.paths[pair] = joint.paths[pair];
         d.routes[pair] = joint.routes[pair];
       }
+    // A split its pair chose partly for what it teaches (a part on a link whose level is not
+    // known now: decide_pair's knowledge gradient) is put back where the joint step dropped it,
+    // while the ring is slower by less than that value spread over the horizon (keep_probes,
+    // sync_cost.hpp): on tc detour3 the joint step relayed all of a congested a→b's hop where the
+    // pair kept a sliver on it, and a→b, unmeasured, was relayed round for 27 steps after it
+    // recovered (docs/paths.md, "A probe the joint step keeps").
+    int probes_kept = 0;
+    if (keep && !probing_.empty()) {
+      std::vector<Probe> probes;
+      for (const auto& [pair, worth] : probing_) {
+        const auto it = pairs_.find(pair);
+        if (it == pairs_.end() || !ring_.hop(pair / n, pair % n)) continue;
+        const Pair& pr = it->second;
+        probes.push_back({pair, {Route{pr.paths[0], pr.share0}, Route{pr.paths[1], 1 - pr.share0}},
+                          worth / horizon});
+      }
+      RingChoice c{ring_seconds(b, ring, d.paths, S, &d.routes), d.paths, d.routes};
+      probes_kept = keep_probes(b, ring, c, S, probes);
+      if (probes_kept > 0)
+        for (int i = 0; i < n; ++i) {
+          const int pair = ring[i] * n + ring[(i + 1) % n];
+          d.paths[pair] = c.paths[pair];
+          d.routes[pair] = c.routes[pair];
+        }
+    }
     // The split hops' shares, last, on the ring's time expected over the links' likely states
     // at the effective step rather than its time at their expected rates: a split ends with its
     // slower part, and the time at the expected rates spreads a relay's few percent of collapse
@@ -541,7 +568,7 @@ class Mdp final : public PathSelector {
     js << ",\"joint\":{\"ring_ms_per_pair\":" << before * 1e3 << ",\"ring_ms_joint\":"
        << joint.seconds * 1e3 << ",\"hops_changed\":" << differ << ",\"splittable\":" << splittable.size()
        << ",\"switches\":[" << switches_pairs << "," << switches_joint << "],\"kept\":"
-       << (keep ? "true" : "false") << ",\"exploring\":" << exploring << ",\"shares\":{\"states\":"
+       << (keep ? "true" : "false") << ",\"exploring\":" << exploring << ",\"probes_kept\":" << probes_kept << ",\"shares\":{\"states\":"
        << states.size() << ",\"ring_ms_chosen\":";
     number(js, states_chosen_ms);
     js << ",\"ring_ms_refined\":";
@@ -765,6 +792,9 @@ class Mdp final : public PathSelector {
   int ahead_;  // steps from a decision to the first sync on its paths (ControlConfig::sync_ahead)
   std::map<int, Pair> pairs_;
   std::set<int> exploring_;  // pairs (src·n + dst) whose action now was taken for what it teaches
+  // Pairs whose chosen split crosses a link whose level is not known now, and what it teaches
+  // (explore_value, ms over the MDP's horizon): the joint step keeps such a split (joint_ring).
+  std::map<int, double> probing_;
   RingContext ring_;          // this decision's ring in force (choose)
 };
 

@@ -250,4 +250,22 @@ void refine_ring_shares(const std::vector<WeightedLinks>& states, const std::vec
   }
 }
 
+int keep_probes(const LinkBeliefs& b, const std::vector<int>& order, RingChoice& c, double bytes,
+                const std::vector<Probe>& probes) {
+  const int n = b.n;
+  if (static_cast<int>(c.routes.size()) != n * n) c.routes.assign(static_cast<size_t>(n) * n, {});
+  int kept = 0;
+  for (const Probe& p : probes) {
+    const std::vector<Route>& rs = c.routes[p.pair];
+    if ((rs.size() == 2 && rs[0].fraction > 0 && rs[1].fraction > 0) || p.routes.size() != 2) continue;
+    RingChoice with = c;
+    with.routes[p.pair] = p.routes;
+    with.paths[p.pair] = p.routes[p.routes[0].fraction >= 0.5 ? 0 : 1].path;
+    with.seconds = ring_seconds(b, order, with.paths, bytes, &with.routes);
+    refine_ring_shares(b, order, with, bytes);  // shares are free: every split hop's refitted
+    if (with.seconds - c.seconds < p.worth_s) c = std::move(with), ++kept;
+  }
+  return kept;
+}
+
 }  // namespace strait

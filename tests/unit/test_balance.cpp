@@ -29,6 +29,7 @@
 #include "core/apportion.hpp"
 #include "model/layout.hpp"
 #include "scenario/scenario.hpp"
+#include "tests/common/scratch.hpp"
 #include "validate/validate.hpp"
 
 namespace fs = std::filesystem;
@@ -142,12 +143,7 @@ TEST(BalanceMath, SequencesMinimiseTheSlowestDc) {
 
 namespace {
 
-fs::path scratch() {
-  const fs::path d =
-      fs::temp_directory_path() / ("strait_test_balance_" + std::to_string(getpid()));
-  fs::create_directories(d);
-  return d;
-}
+fs::path scratch() { return strait::test::scratch_dir("balance"); }
 
 Config config(const std::string& name, const std::string& extra) {
   std::ofstream(scratch() / "corpus.txt")

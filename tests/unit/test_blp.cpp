@@ -529,6 +529,61 @@ TEST(RingSeconds, SharesOnLikelyStatesWeighTheSplitsMaximum) {
   EXPECT_EQ(floored.paths[0 * 3 + 1], (std::vector<int>{0, 2, 1}));
 }
 
+// A probe (mdp's split kept for what it teaches, keep_probes): on a ring of 3 whose hop 0→1 is
+// nearly dead (0.001 Gbit/s) and relayed through 2, putting back a split with a part on 0→1
+// slows the ring even at the least share the refit allows (a fiftieth). It is put back when it
+// is worth more than that slowdown, with its shares refitted (the ring's time as stated), and
+// not when worth less; a hop already split keeps its shares. Where the link is fast enough that
+// the split beats the relay alone, the probe costs nothing and is kept at any worth.
+TEST(RingSeconds, AProbeIsPutBackWhileItTeachesMoreThanItCosts) {
+  BlpGraph g = mesh(3, 1.0, 5);
+  g.gbps[0 * 3 + 1] = 0.001;
+  const LinkBeliefs b = believed_links(view_of(g));
+  const std::vector<int> order{0, 1, 2};
+  Paths relayed = direct(3).paths;
+  relayed[0 * 3 + 1] = {0, 2, 1};
+  const RingChoice start{ring_seconds(b, order, relayed, S), relayed, Routes(9)};
+  const std::vector<Route> sliver{Route{{0, 1}, 0.05}, Route{{0, 2, 1}, 0.95}};
+  RingChoice with = start;
+  with.routes[0 * 3 + 1] = sliver;
+  with.seconds = ring_seconds(b, order, with.paths, S, &with.routes);
+  refine_ring_shares(b, order, with, S);
+  const double cost = with.seconds - start.seconds;
+  ASSERT_GT(cost, 0);
+
+  RingChoice worth_more = start;
+  EXPECT_EQ(keep_probes(b, order, worth_more, S, {Probe{0 * 3 + 1, sliver, 2 * cost}}), 1);
+  const auto& r = worth_more.routes[0 * 3 + 1];
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].path, (std::vector<int>{0, 1}));
+  EXPECT_GT(r[0].fraction, 0);
+  EXPECT_LE(r[0].fraction, 0.05 + 1e-12);
+  EXPECT_EQ(worth_more.paths[0 * 3 + 1], (std::vector<int>{0, 2, 1}));  // the larger part's
+  EXPECT_NEAR(worth_more.seconds, start.seconds + cost, 1e-12);
+  EXPECT_DOUBLE_EQ(worth_more.seconds,
+                   ring_seconds(b, order, worth_more.paths, S, &worth_more.routes));
+
+  RingChoice worth_less = start;
+  EXPECT_EQ(keep_probes(b, order, worth_less, S, {Probe{0 * 3 + 1, sliver, cost / 2}}), 0);
+  EXPECT_TRUE(worth_less.routes[0 * 3 + 1].empty());
+  EXPECT_EQ(worth_less.paths, relayed);
+  EXPECT_DOUBLE_EQ(worth_less.seconds, start.seconds);
+
+  RingChoice split = start;
+  split.routes[0 * 3 + 1] = {Route{{0, 1}, 0.3}, Route{{0, 2, 1}, 0.7}};
+  split.seconds = ring_seconds(b, order, split.paths, S, &split.routes);
+  EXPECT_EQ(keep_probes(b, order, split, S, {Probe{0 * 3 + 1, sliver, 1.0}}), 0);
+  EXPECT_DOUBLE_EQ(split.routes[0 * 3 + 1][0].fraction, 0.3);
+
+  g.gbps[0 * 3 + 1] = 0.2;
+  const LinkBeliefs fast = believed_links(view_of(g));
+  RingChoice free{ring_seconds(fast, order, relayed, S), relayed, Routes(9)};
+  const double relay_alone = free.seconds;
+  EXPECT_EQ(keep_probes(fast, order, free, S, {Probe{0 * 3 + 1, sliver, 0.0}}), 1);
+  EXPECT_LT(free.seconds, relay_alone);
+  EXPECT_GT(free.routes[0 * 3 + 1][0].fraction, 0.05);  // refitted to the faster link
+}
+
 TEST(RingBest, AvoidsTheSlowHopsOfTheIndexOrder) {
   // The index ring 0→1→2→3→0 runs over four narrow links; its reverse over wide ones.
   BlpGraph g = mesh(4, 1.0, 10);

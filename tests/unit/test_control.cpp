@@ -16,6 +16,7 @@
 #include "control/policy.hpp"
 #include "sync/plan.hpp"
 #include "train/ledger.hpp"
+#include "tests/common/scratch.hpp"
 #include "validate/validate.hpp"
 
 namespace fs = std::filesystem;
@@ -25,8 +26,7 @@ namespace {
 
 fs::path scratch() {
   static const fs::path d = [] {
-    fs::path p = fs::temp_directory_path() / ("strait_test_control_" + std::to_string(getpid()));
-    fs::create_directories(p);
+    const fs::path p = strait::test::scratch_dir("control");
     std::ofstream(p / "corpus.txt") << "a small corpus for the controller tests\n";
     return p;
   }();

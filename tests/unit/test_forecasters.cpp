@@ -13,6 +13,7 @@
 #include "control/policy.hpp"
 #include "control/view.hpp"
 #include "scenario/scenario.hpp"
+#include "tests/common/scratch.hpp"
 #include "validate/validate.hpp"
 
 namespace fs = std::filesystem;
@@ -21,8 +22,7 @@ using namespace strait;
 namespace {
 
 Config config(const std::string& name, const std::string& extra) {
-  const fs::path dir = fs::temp_directory_path() / ("strait_test_fc_" + std::to_string(getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = strait::test::scratch_dir("fc");
   std::ofstream(dir / "corpus.txt") << "a small corpus for the forecaster tests\n";
   const fs::path p = dir / (name + ".toml");
   std::ofstream(p) << "[model]\nlayers = 1\nd_model = 16\nheads = 4\nd_ff = 32\nseq_len = 8\n"

@@ -24,6 +24,7 @@
 #include "control/standby.hpp"
 #include "control/sync_cost.hpp"
 #include "net/transport.hpp"
+#include "tests/common/scratch.hpp"
 #include "validate/validate.hpp"
 
 namespace fs = std::filesystem;
@@ -544,8 +545,7 @@ namespace {
 
 fs::path scratch() {
   static const fs::path d = [] {
-    fs::path p = fs::temp_directory_path() / ("strait_test_paths_" + std::to_string(getpid()));
-    fs::create_directories(p);
+    const fs::path p = strait::test::scratch_dir("paths");
     std::ofstream(p / "corpus.txt") << "a small corpus for the path tests\n";
     return p;
   }();
