@@ -34,7 +34,8 @@
 // with control.paths.explore each action is credited with what trying it teaches (the knowledge
 // gradient, explore_value below).
 // Under the hierarchical ring the per-pair actions are then refined jointly over the ring's hops
-// on the expected figures (joint_ring below), since a pair's best path alone can slow the ring.
+// on the expected figures (joint_ring below), since a pair's best path alone can slow the ring;
+// a split a pair chose for what it teaches is kept through that while it costs the ring less.
 #include <algorithm>
 #include <cmath>
 #include <map>
