@@ -507,8 +507,11 @@ class Mdp final : public PathSelector {
       }
     // A split its pair chose partly for what it teaches (a part on a link whose level is not
     // known now: decide_pair's knowledge gradient) is put back where the joint step dropped it,
-    // while the ring is slower by less than that value spread over the horizon (keep_probes,
-    // sync_cost.hpp): on tc detour3 the joint step relayed all of a congested a→b's hop where the
+    // while this sync of the ring is slower by less than that value (keep_probes,
+    // sync_cost.hpp): what the split teaches is what one measurement saves the decisions after
+    // it, already summed over the steps it lasts, and its price is this one sync — the probe is
+    // weighed anew at every decision, as decide_pair weighs the same value against the actions'
+    // expected costs. On tc detour3 the joint step relayed all of a congested a→b's hop where the
     // pair kept a sliver on it, and a→b, unmeasured, was relayed round for 27 steps after it
     // recovered (docs/paths.md, "A probe the joint step keeps").
     int probes_kept = 0;
@@ -519,7 +522,7 @@ class Mdp final : public PathSelector {
         if (it == pairs_.end() || !ring_.hop(pair / n, pair % n)) continue;
         const Pair& pr = it->second;
         probes.push_back({pair, {Route{pr.paths[0], pr.share0}, Route{pr.paths[1], 1 - pr.share0}},
-                          worth / horizon});
+                          worth / 1e3});
       }
       RingChoice c{ring_seconds(b, ring, d.paths, S, &d.routes), d.paths, d.routes};
       probes_kept = keep_probes(b, ring, c, S, probes);

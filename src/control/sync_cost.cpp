@@ -257,7 +257,10 @@ int keep_probes(const LinkBeliefs& b, const std::vector<int>& order, RingChoice&
   int kept = 0;
   for (const Probe& p : probes) {
     const std::vector<Route>& rs = c.routes[p.pair];
-    if ((rs.size() == 2 && rs[0].fraction > 0 && rs[1].fraction > 0) || p.routes.size() != 2) continue;
+    auto split = [](const std::vector<Route>& r) {
+      return r.size() == 2 && r[0].fraction > 0 && r[1].fraction > 0;
+    };
+    if (split(rs) || !split(p.routes)) continue;  // split already, or a part that measures nothing
     RingChoice with = c;
     with.routes[p.pair] = p.routes;
     with.paths[p.pair] = p.routes[p.routes[0].fraction >= 0.5 ? 0 : 1].path;

@@ -72,14 +72,14 @@ void refine_ring_shares(const LinkBeliefs& b, const std::vector<int>& order, Rin
                         double bytes, int passes = 4);
 
 // A hop's split kept for what it teaches (mdp: a part on a link whose level is not known now,
-// path_mdp.cpp): `routes` for the hop `pair` (src·n + dst), and how much slower a sync the ring
-// may be to keep it, in seconds (what it teaches over the MDP's horizon, per sync of it).
+// path_mdp.cpp): `routes` for the hop `pair` (src·n + dst), and how much slower a sync of the
+// ring may be to keep it, in seconds (what the measurement saves the decisions after it).
 struct Probe {
   int pair = 0;
   std::vector<Route> routes;
   double worth_s = 0;
 };
-// Each probe whose hop is not split in `c` (two routes, both carrying bytes) is put back with
+// Each probe of two parts, both carrying bytes, whose hop is not so split in `c` is put back with
 // its shares refitted on the ring (refine_ring_shares) when the ring is then slower by less
 // than its worth; `c.seconds` must be the ring's time for `c` on `b`. Why: the joint choice
 // compares the ring's time alone, so a sliver that measures a stale link, within a fraction of

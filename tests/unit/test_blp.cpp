@@ -533,7 +533,8 @@ TEST(RingSeconds, SharesOnLikelyStatesWeighTheSplitsMaximum) {
 // nearly dead (0.001 Gbit/s) and relayed through 2, putting back a split with a part on 0→1
 // slows the ring even at the least share the refit allows (a fiftieth). It is put back when it
 // is worth more than that slowdown, with its shares refitted (the ring's time as stated), and
-// not when worth less; a hop already split keeps its shares. Where the link is fast enough that
+// not when worth less; a hop already split keeps its shares, and a probe with an empty part is
+// none. Where the link is fast enough that
 // the split beats the relay alone, the probe costs nothing and is kept at any worth.
 TEST(RingSeconds, AProbeIsPutBackWhileItTeachesMoreThanItCosts) {
   BlpGraph g = mesh(3, 1.0, 5);
@@ -574,6 +575,11 @@ TEST(RingSeconds, AProbeIsPutBackWhileItTeachesMoreThanItCosts) {
   split.seconds = ring_seconds(b, order, split.paths, S, &split.routes);
   EXPECT_EQ(keep_probes(b, order, split, S, {Probe{0 * 3 + 1, sliver, 1.0}}), 0);
   EXPECT_DOUBLE_EQ(split.routes[0 * 3 + 1][0].fraction, 0.3);
+  RingChoice empty_part = start;  // a probe whose part on 0→1 carries nothing measures nothing
+  EXPECT_EQ(keep_probes(b, order, empty_part, S,
+                        {Probe{0 * 3 + 1, {Route{{0, 1}, 0.0}, Route{{0, 2, 1}, 1.0}}, 1.0}}),
+            0);
+  EXPECT_TRUE(empty_part.routes[0 * 3 + 1].empty());
 
   g.gbps[0 * 3 + 1] = 0.2;
   const LinkBeliefs fast = believed_links(view_of(g));
