@@ -9,8 +9,8 @@
 //              first-to-last arrivals, over that union: net/delivery.hpp), read through the
 //              pacing test below; before the first measurement, the
 //              configured capacity, but no more than the median of the measured links'
-//              references — with the held-up lower bounds of links not yet measured among them
-//              (the prior, named so: prior_gbps);
+//              references — with the median held-up rate of each link not yet measured among
+//              them, which is no bound on that link (the prior, named so: prior_gbps);
 //   latency    one-way latency from small messages (controller replies and reports): the least
 //              of the last 16 steps' samples (a windowed minimum, as TCP BBR's min-RTT filter),
 //              since a message that queued behind sync bytes measured the queue too, and the
