@@ -155,6 +155,33 @@ class Mdp final : public PathSelector {
     int digit;    // the link's index in Pair::links
     double stay;  // the chance it keeps a level a step on, under its belief now
   };
+  // The split's two parts in each joint state x of the pair's links: their paths' bottleneck
+  // rates (c0[x], c1[x]) and latencies, for what a measurement is worth to the split's share
+  // (explore_value). Empty when the pair has no split.
+  struct SplitParts {
+    std::vector<double> c0, c1;
+    double l0 = 0, l1 = 0;
+    PairTraffic tr;
+  };
+  static SplitParts split_parts(const Pair& pr, const PairTraffic& tr,
+                                const std::vector<std::vector<double>>& g,
+                                const std::vector<double>& lat, int K, int n) {
+    SplitParts sp;
+    sp.tr = tr;
+    const std::vector<int> d[2] = {digits_of(pr, pr.paths[0], n), digits_of(pr, pr.paths[1], n)};
+    for (int i : d[0]) sp.l0 += lat[i];
+    for (int i : d[1]) sp.l1 += lat[i];
+    sp.c0.assign(static_cast<size_t>(pr.X), 1e300);
+    sp.c1.assign(static_cast<size_t>(pr.X), 1e300);
+    for (int x = 0; x < pr.X; ++x)
+      for (int h = 0; h < 2; ++h)
+        for (int i : d[h]) {
+          const int level = static_cast<int>(x / static_cast<int64_t>(std::pow(K, i))) % K;
+          double& c = (h == 0 ? sp.c0 : sp.c1)[static_cast<size_t>(x)];
+          c = std::min(c, g[i][level]);
+        }
+    return sp;
+  }
 
   static int n_of(const ControllerView& v) { return v.world().num_dcs; }
 
@@ -356,9 +383,11 @@ class Mdp final : public PathSelector {
     const int qmdp = a;
     std::vector<double> info(pair.A, 0.0);
     if (pc_.explore) {
+      const SplitParts parts =
+          pair.split && !stale.empty() ? split_parts(pair, tr, g, lat, K, n) : SplitParts{};
       double score = best;
       for (int c = 0; c < pair.A; ++c) {
-        info[c] = explore_value(pair, joint, p, c, best, stale, K, n);
+        info[c] = explore_value(pair, joint, p, c, best, stale, K, n, parts);
         if (expected[c] - info[c] < score - 1e-12) score = expected[c] - info[c], a = c;
       }
     }
@@ -651,7 +680,8 @@ class Mdp final : public PathSelector {
   // direct link), the value is 0 and the QMDP choice stands.
   // `now` is min_a Σ_x b(x) Q(x, p, a), the QMDP choice's expected cost (decide_pair's best).
   double explore_value(const Pair& pair, const std::vector<double>& joint, int p, int c,
-                       double now, const std::vector<Stale>& stale, int K, int n) const {
+                       double now, const std::vector<Stale>& stale, int K, int n,
+                       const SplitParts& parts) const {
     const int A = pair.A;
     std::vector<int> learn;  // digits of c's stale links
     double stay = 1;
@@ -679,6 +709,42 @@ class Mdp final : public PathSelector {
       for (size_t j = 0, m = 1; j < learn.size(); ++j, m *= K) y += (x / power[learn[j]]) % K * m;
       for (int a = 0; a < A; ++a)
         e[static_cast<size_t>(y) * A + a] += joint[x] * pair.q[(static_cast<size_t>(x) * A + p) * A + a];
+    }
+    // What is learned also refits the split's share: the next decision splits at the share
+    // fitted to its belief then (split_share), so on the split knowing y saves what the share
+    // fitted to the states in y saves against the one fitted to the whole belief now (≥ 0; 0
+    // when every y would keep the same share). Q prices the split at the share it was solved for
+    // only, so where the split is the choice whatever is learned the action values see no value:
+    // on tc detour3, with a→b's sliver dropped beside its relay, a→b's recovery went unseen for
+    // 40 steps in which the share would have gone from ~5% back to ~58% (docs/paths.md, "What
+    // is learned refits the share"). The states are taken as they are now, not at the effect
+    // step (the persistence discount below prices that).
+    if (pair.split && !parts.c0.empty()) {
+      const PairTraffic& tr = parts.tr;
+      const double ms_gbit = tr.bytes * 8 / 1e6;  // the bytes' milliseconds at 1 Gbit/s
+      auto split_ms = [&](int x, double f) {
+        return std::max(tr.messages * parts.l0 + f * ms_gbit / std::max(parts.c0[x], 1e-12),
+                        tr.messages * parts.l1 + (1 - f) * ms_gbit / std::max(parts.c1[x], 1e-12));
+      };
+      std::vector<std::vector<int>> in_y(static_cast<size_t>(Y));
+      std::vector<SplitState> all;
+      for (int x = 0; x < pair.X; ++x) {
+        if (joint[x] <= 0) continue;
+        int y = 0;
+        for (size_t j = 0, m = 1; j < learn.size(); ++j, m *= K) y += (x / power[learn[j]]) % K * m;
+        in_y[static_cast<size_t>(y)].push_back(x);
+        all.push_back({joint[x], parts.c0[x], parts.c1[x]});
+      }
+      const double f_all = least_time_share(tr, parts.l0, parts.l1, all);
+      for (int y = 0; y < Y; ++y) {
+        std::vector<SplitState> st;
+        for (int x : in_y[static_cast<size_t>(y)]) st.push_back({joint[x], parts.c0[x], parts.c1[x]});
+        if (st.empty()) continue;
+        const double f_y = least_time_share(tr, parts.l0, parts.l1, st);
+        double saved = 0;
+        for (int x : in_y[static_cast<size_t>(y)]) saved += joint[x] * (split_ms(x, f_all) - split_ms(x, f_y));
+        e[static_cast<size_t>(y) * A + A - 1] -= std::max(0.0, saved);
+      }
     }
     double after = 0;
     for (int y = 0; y < Y; ++y)

@@ -1197,6 +1197,46 @@ TEST(PathSelectors, MdpTriesAStaleRelayWhenWhatItTeachesPays) {
   EXPECT_NE(ab(seen).find("\"info_ms\":[0,0,0]"), std::string::npos) << seen.detail;
 }
 
+// A pair whose split is its choice whatever it would learn: a→b, in blocks of ten steps clear and
+// at a twentieth, last seen at a twentieth and unmeasured for the last ten steps (its chain then
+// gives it even odds or so of being clear), the relay a→c→b clear. Congested, a→b keeps a
+// sliver of the split; clear, about half. The action values price the split at the one share it
+// was solved for, so they see nothing to learn (the split wins either way) — what a measurement
+// is worth is the share's refit (explore_value), and the split's knowledge-gradient value is
+// positive. With a→b measured in the last step there is nothing to learn.
+TEST(PathSelectors, MdpValuesWhatALinkTeachesTheSplitsShare) {
+  auto decide = [](const std::string& name, bool fresh) {
+    Triangle s(name,
+               "[control]\npath_selector = \"mdp\"\n[control.paths]\nrelays = 1\nswitch_cost_ms = 0.01\n" +
+                   clear_triangle_links(),
+               "capacity_gbps = 1.0\nlatency_ms = 0.001\n");
+    for (int64_t t = 0; t < 80; ++t) {
+      const double ab = t / 10 % 2 == 1 || t >= 60 ? 0.045 : 0.9;
+      StepRecord r = t < 70 || (fresh && t == 79) ? step_with(t, 3, 0, 1, ab, 0.001) : step_with(t, 3, 0, 2, 0.9);
+      others_at(r, 0.9);
+      s.view->record(r);
+    }
+    s.view->set_clock(81, 1.0);
+    return make_path_selector("mdp", s.cfg)->choose(*s.view);
+  };
+  // The pair's knowledge-gradient values, one per action (direct, relay, split).
+  auto info = [](const PathDecision& d) {
+    const std::string rec = pair_record(d.detail, 0, 1), key = "\"info_ms\":[";
+    std::vector<double> v;
+    std::istringstream in(rec.substr(rec.find(key) + key.size()));
+    for (double x; v.size() < 3 && in >> x; in.ignore(1)) v.push_back(x);
+    return v;
+  };
+  const PathDecision stale = decide("mdp_share_stale", false);
+  EXPECT_NE(pair_record(stale.detail, 0, 1).find("\"action\":\"split\""), std::string::npos) << stale.detail;
+  const std::vector<double> v = info(stale);
+  ASSERT_EQ(v.size(), 3u) << stale.detail;
+  EXPECT_GT(v[2], 0.0) << stale.detail;
+
+  const PathDecision seen = decide("mdp_share_seen", true);
+  EXPECT_NE(pair_record(seen.detail, 0, 1).find("\"info_ms\":[0,0,0]"), std::string::npos) << seen.detail;
+}
+
 TEST(PathSelectors, MdpGoesTheLongWayRoundASparseRing) {
   // Four DCs on a ring (a-b-c-d-a, both ways, no chords), a→b measured congested at every step:
   // no path with one relay avoids it (a's neighbours are b and d, b's are a and c), so mdp must
