@@ -715,10 +715,11 @@ class Mdp final : public PathSelector {
     // fitted to the states in y saves against the one fitted to the whole belief now (≥ 0; 0
     // when every y would keep the same share). Q prices the split at the share it was solved for
     // only, so where the split is the choice whatever is learned the action values see no value:
-    // on tc detour3, with a→b's sliver dropped beside its relay, a→b's recovery went unseen for
-    // 40 steps in which the share would have gone from ~5% back to ~58% (docs/paths.md, "What
-    // is learned refits the share"). The states are taken as they are now, not at the effect
-    // step (the persistence discount below prices that).
+    // on tc detour3 (an experiment build whose senders cut on their first link's true rate), with
+    // a→b's sliver dropped beside its relay, a→b's recovery went unseen for the last 40 steps, in
+    // which the share would have gone from a sliver back to ~58% (docs/paths.md, "What is learned
+    // refits the share"). The states are taken as they are now, not at the effect step (the
+    // persistence discount below prices that).
     if (pair.split && !parts.c0.empty()) {
       const PairTraffic& tr = parts.tr;
       const double ms_gbit = tr.bytes * 8 / 1e6;  // the bytes' milliseconds at 1 Gbit/s
