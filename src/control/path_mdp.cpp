@@ -727,23 +727,39 @@ class Mdp final : public PathSelector {
         return std::max(tr.messages * parts.l0 + f * ms_gbit / std::max(parts.c0[x], 1e-12),
                         tr.messages * parts.l1 + (1 - f) * ms_gbit / std::max(parts.c1[x], 1e-12));
       };
-      std::vector<std::vector<int>> in_y(static_cast<size_t>(Y));
+      // The states grouped by y (a counting sort: one buffer, not one vector per y — mesh6-c's
+      // pairs have up to 4096 joint states).
+      std::vector<int> ys(static_cast<size_t>(pair.X), -1), start(static_cast<size_t>(Y) + 1, 0);
       std::vector<SplitState> all;
       for (int x = 0; x < pair.X; ++x) {
         if (joint[x] <= 0) continue;
         int y = 0;
         for (size_t j = 0, m = 1; j < learn.size(); ++j, m *= K) y += (x / power[learn[j]]) % K * m;
-        in_y[static_cast<size_t>(y)].push_back(x);
+        ys[static_cast<size_t>(x)] = y;
+        ++start[static_cast<size_t>(y) + 1];
         all.push_back({joint[x], parts.c0[x], parts.c1[x]});
       }
+      for (int y = 0; y < Y; ++y) start[static_cast<size_t>(y) + 1] += start[static_cast<size_t>(y)];
+      std::vector<int> by_y(all.size()), next(start.begin(), start.end() - 1);
+      for (int x = 0; x < pair.X; ++x)
+        if (ys[static_cast<size_t>(x)] >= 0) by_y[static_cast<size_t>(next[static_cast<size_t>(ys[static_cast<size_t>(x)])]++)] = x;
       const double f_all = least_time_share(tr, parts.l0, parts.l1, all);
+      std::vector<SplitState> st;
       for (int y = 0; y < Y; ++y) {
-        std::vector<SplitState> st;
-        for (int x : in_y[static_cast<size_t>(y)]) st.push_back({joint[x], parts.c0[x], parts.c1[x]});
-        if (st.empty()) continue;
+        const int lo = start[static_cast<size_t>(y)], hi = start[static_cast<size_t>(y) + 1];
+        if (lo == hi) continue;
+        st.clear();
+        for (int i = lo; i < hi; ++i) {
+          const int x = by_y[static_cast<size_t>(i)];
+          st.push_back({joint[x], parts.c0[x], parts.c1[x]});
+        }
         const double f_y = least_time_share(tr, parts.l0, parts.l1, st);
+        if (f_y == f_all) continue;
         double saved = 0;
-        for (int x : in_y[static_cast<size_t>(y)]) saved += joint[x] * (split_ms(x, f_all) - split_ms(x, f_y));
+        for (int i = lo; i < hi; ++i) {
+          const int x = by_y[static_cast<size_t>(i)];
+          saved += joint[x] * (split_ms(x, f_all) - split_ms(x, f_y));
+        }
         e[static_cast<size_t>(y) * A + A - 1] -= std::max(0.0, saved);
       }
     }

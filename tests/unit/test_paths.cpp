@@ -1235,6 +1235,27 @@ TEST(PathSelectors, MdpValuesWhatALinkTeachesTheSplitsShare) {
 
   const PathDecision seen = decide("mdp_share_seen", true);
   EXPECT_NE(pair_record(seen.detail, 0, 1).find("\"info_ms\":[0,0,0]"), std::string::npos) << seen.detail;
+
+  // A stale link that cannot move the share: a→c, last seen clear or at half its rate and not
+  // measured for ten steps, while c→b, measured every step at 0.045 Gbit/s, is the relay's
+  // bottleneck in every level a→c can be in (its lowest, unseen, is priced at a tenth of 0.9).
+  // Whatever a→c turns out to be, both paths' rates and so the share stay: nothing to learn.
+  Triangle t("mdp_share_idle",
+             "[control]\npath_selector = \"mdp\"\n[control.paths]\nrelays = 1\nswitch_cost_ms = 0.01\n" +
+                 clear_triangle_links(),
+             "capacity_gbps = 1.0\nlatency_ms = 0.001\n");
+  for (int64_t k = 0; k < 80; ++k) {
+    StepRecord r = step_with(k, 3, 0, 1, 0.3, 0.001);
+    others_at(r, 0.9);
+    r.links[2 * 3 + 1].stream_ms = 1e6 * 8 / (0.045 * 1e6);
+    if (k < 70) r.links[0 * 3 + 2].stream_ms = 1e6 * 8 / ((k / 10 % 2 ? 0.45 : 0.9) * 1e6);
+    else r.links[0 * 3 + 2] = LinkStep{};
+    t.view->record(r);
+  }
+  t.view->set_clock(81, 1.0);
+  const PathDecision idle = make_path_selector("mdp", t.cfg)->choose(*t.view);
+  const std::string rec = pair_record(idle.detail, 0, 1);
+  EXPECT_NE(rec.find("\"info_ms\":[0,0,0]"), std::string::npos) << idle.detail;
 }
 
 TEST(PathSelectors, MdpGoesTheLongWayRoundASparseRing) {
