@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -231,6 +232,7 @@ class Transport {
   static constexpr size_t kSeenKept = 16;
   mutable std::mutex seen_mu_;
   std::vector<std::vector<Reserved>> seen_;
+  mutable std::map<std::pair<double, int>, double> ideal_;
   void note_reserved(int link, const Reservation& r, double bytes);
 };
 
