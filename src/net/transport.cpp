@@ -323,6 +323,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     if (pos == x.path.end()) continue;
     const size_t h = static_cast<size_t>(pos - x.path.begin());
     const int tag = tag_base * kTagStride + static_cast<int>(xi);
+    STRAIT_CHECK(!x.sized_by_header || shaped_, "a part sized by its header on an unshaped transport");
     const size_t ch = chunk_for(x.path, x.bytes);
     STRAIT_CHECK(ch <= static_cast<size_t>(INT_MAX), "chunk above 2 GiB");
     InFlow* feed = nullptr;
@@ -588,7 +589,7 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
     const size_t parts = rs ? rs->size() : 1;
     // Adaptive (Route::gbps): every DC of the routes knows that, from the record; only the
     // sender knows the cut, from what it has seen of the routes' first links.
-    const bool adaptive = rs && rs->size() == 2 && (*rs)[0].gbps > 0 && (*rs)[1].gbps > 0;
+    const bool adaptive = shaped_ && rs && rs->size() == 2 && (*rs)[0].gbps > 0 && (*rs)[1].gbps > 0;
     std::vector<Route> cut;
     if (adaptive && a == self) {
       cut = *rs;
@@ -654,14 +655,7 @@ void Transport::note_reserved(int link, const Reservation& r, double bytes) {
 }
 
 double Transport::seen_gbps(int src, int dst, double since) const {
-  if (!links_[src * n_ + dst]) return -1;
-  if (!shaped_) {  // EXPERIMENT: an ideal probe at the sync's first transfer: the truth then
-    std::lock_guard<std::mutex> lock(seen_mu_);
-    const auto key = std::make_pair(since, src * n_ + dst);
-    auto it = ideal_.find(key);
-    if (it == ideal_.end()) it = ideal_.emplace(key, emulated_gbps(src, dst)).first;
-    return it->second;
-  }
+  if (!shaped_ || !links_[src * n_ + dst]) return -1;
   const double t = now();
   std::lock_guard<std::mutex> lock(seen_mu_);
   double last_end = -1e300, gbps = -1, bound = -1;

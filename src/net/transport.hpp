@@ -15,7 +15,6 @@
 #include <mpi.h>
 
 #include <cstddef>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -232,7 +231,6 @@ class Transport {
   static constexpr size_t kSeenKept = 16;
   mutable std::mutex seen_mu_;
   std::vector<std::vector<Reserved>> seen_;
-  mutable std::map<std::pair<double, int>, double> ideal_;
   void note_reserved(int link, const Reservation& r, double bytes);
 };
 
