@@ -156,6 +156,12 @@ double least_time_share(const PairTraffic& t, double latency0_ms, double latency
   return 1.0;
 }
 
+double split_time_ms(const PairTraffic& t, double latency0_ms, double latency1_ms, double f,
+                     double gbps0, double gbps1) {
+  return std::max(t.messages * latency0_ms + f * t.bytes * 8 / (gbps0 * 1e6),
+                  t.messages * latency1_ms + (1 - f) * t.bytes * 8 / (gbps1 * 1e6));
+}
+
 bool shares_a_link(const std::vector<int>& p, const std::vector<int>& q) {
   for (size_t i = 0; i + 1 < p.size(); ++i)
     for (size_t j = 0; j + 1 < q.size(); ++j)

@@ -52,6 +52,10 @@ struct SplitState {
 };
 double least_time_share(const PairTraffic& t, double latency0_ms, double latency1_ms,
                         const std::vector<SplitState>& states);
+// The split's time in one state, ms: max(m·l0 + f·B/c0, m·l1 + (1 − f)·B/c1) (rates in Gbit/s,
+// latencies in ms) — the term least_time_share's E(f) sums.
+double split_time_ms(const PairTraffic& t, double latency0_ms, double latency1_ms, double f,
+                     double gbps0, double gbps1);
 // Whether two paths both cross some directed link (their parts would share its rate).
 bool shares_a_link(const std::vector<int>& p, const std::vector<int>& q);
 // The bottleneck capacity of a path.

@@ -171,15 +171,16 @@ class Mdp final : public PathSelector {
     const std::vector<int> d[2] = {digits_of(pr, pr.paths[0], n), digits_of(pr, pr.paths[1], n)};
     for (int i : d[0]) sp.l0 += lat[i];
     for (int i : d[1]) sp.l1 += lat[i];
+    std::vector<int> power(pr.links.size(), 1);
+    for (size_t i = 1; i < power.size(); ++i) power[i] = power[i - 1] * K;
     sp.c0.assign(static_cast<size_t>(pr.X), 1e300);
     sp.c1.assign(static_cast<size_t>(pr.X), 1e300);
     for (int x = 0; x < pr.X; ++x)
-      for (int h = 0; h < 2; ++h)
-        for (int i : d[h]) {
-          const int level = static_cast<int>(x / static_cast<int64_t>(std::pow(K, i))) % K;
-          double& c = (h == 0 ? sp.c0 : sp.c1)[static_cast<size_t>(x)];
-          c = std::min(c, g[i][level]);
-        }
+      for (int h = 0; h < 2; ++h) {
+        double& c = (h == 0 ? sp.c0 : sp.c1)[static_cast<size_t>(x)];
+        for (int i : d[h]) c = std::min(c, g[i][(x / power[i]) % K]);
+        c = std::max(c, 1e-12);  // as solve() prices a path
+      }
     return sp;
   }
 
@@ -703,10 +704,12 @@ class Mdp final : public PathSelector {
     for (size_t i = 1; i < power.size(); ++i) power[i] = power[i - 1] * K;
     const int Y = static_cast<int>(std::pow(K, learn.size()));
     std::vector<double> e(static_cast<size_t>(Y) * A, 0.0);  // Σ_{x ∈ y} b(x) Q(x, p, a)
+    std::vector<int> ys(static_cast<size_t>(pair.X), -1);    // x's y (−1: b(x) = 0)
     for (int x = 0; x < pair.X; ++x) {
       if (joint[x] <= 0) continue;
       int y = 0;
       for (size_t j = 0, m = 1; j < learn.size(); ++j, m *= K) y += (x / power[learn[j]]) % K * m;
+      ys[static_cast<size_t>(x)] = y;
       for (int a = 0; a < A; ++a)
         e[static_cast<size_t>(y) * A + a] += joint[x] * pair.q[(static_cast<size_t>(x) * A + p) * A + a];
     }
@@ -722,21 +725,16 @@ class Mdp final : public PathSelector {
     // persistence discount below prices that).
     if (pair.split && !parts.c0.empty()) {
       const PairTraffic& tr = parts.tr;
-      const double ms_gbit = tr.bytes * 8 / 1e6;  // the bytes' milliseconds at 1 Gbit/s
       auto split_ms = [&](int x, double f) {
-        return std::max(tr.messages * parts.l0 + f * ms_gbit / std::max(parts.c0[x], 1e-12),
-                        tr.messages * parts.l1 + (1 - f) * ms_gbit / std::max(parts.c1[x], 1e-12));
+        return split_time_ms(tr, parts.l0, parts.l1, f, parts.c0[x], parts.c1[x]);
       };
       // The states grouped by y (a counting sort: one buffer, not one vector per y — mesh6-c's
       // pairs have up to 4096 joint states).
-      std::vector<int> ys(static_cast<size_t>(pair.X), -1), start(static_cast<size_t>(Y) + 1, 0);
+      std::vector<int> start(static_cast<size_t>(Y) + 1, 0);
       std::vector<SplitState> all;
       for (int x = 0; x < pair.X; ++x) {
-        if (joint[x] <= 0) continue;
-        int y = 0;
-        for (size_t j = 0, m = 1; j < learn.size(); ++j, m *= K) y += (x / power[learn[j]]) % K * m;
-        ys[static_cast<size_t>(x)] = y;
-        ++start[static_cast<size_t>(y) + 1];
+        if (ys[static_cast<size_t>(x)] < 0) continue;
+        ++start[static_cast<size_t>(ys[static_cast<size_t>(x)]) + 1];
         all.push_back({joint[x], parts.c0[x], parts.c1[x]});
       }
       for (int y = 0; y < Y; ++y) start[static_cast<size_t>(y) + 1] += start[static_cast<size_t>(y)];
@@ -840,8 +838,7 @@ class Mdp final : public PathSelector {
       // The split's share is fixed when the MDP is solved (split_share, as executed); each part
       // then moves at its path's rate in state x.
       if (pair.split)
-        time[A - 1][x] = std::max(tr.messages * l[0] + share0 * tr.bytes * 8 / (cap[0] * 1e6),
-                                  tr.messages * l[1] + (1 - share0) * tr.bytes * 8 / (cap[1] * 1e6));
+        time[A - 1][x] = split_time_ms(tr, l[0], l[1], share0, cap[0], cap[1]);
     }
     // The decision's paths take effect `ahead_` steps on: its expected time then, from the state
     // now.

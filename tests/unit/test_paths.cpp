@@ -1205,11 +1205,14 @@ TEST(PathSelectors, MdpTriesAStaleRelayWhenWhatItTeachesPays) {
 // is worth is the share's refit (explore_value), and the split's knowledge-gradient value is
 // positive. With a→b measured in the last step there is nothing to learn.
 TEST(PathSelectors, MdpValuesWhatALinkTeachesTheSplitsShare) {
-  auto decide = [](const std::string& name, bool fresh) {
-    Triangle s(name,
-               "[control]\npath_selector = \"mdp\"\n[control.paths]\nrelays = 1\nswitch_cost_ms = 0.01\n" +
-                   clear_triangle_links(),
-               "capacity_gbps = 1.0\nlatency_ms = 0.001\n");
+  auto mdp_triangle = [](const std::string& name) {
+    return Triangle(name,
+                    "[control]\npath_selector = \"mdp\"\n[control.paths]\nrelays = 1\nswitch_cost_ms = 0.01\n" +
+                        clear_triangle_links(),
+                    "capacity_gbps = 1.0\nlatency_ms = 0.001\n");
+  };
+  auto decide = [&](const std::string& name, bool fresh) {
+    Triangle s = mdp_triangle(name);
     for (int64_t t = 0; t < 80; ++t) {
       const double ab = t / 10 % 2 == 1 || t >= 60 ? 0.045 : 0.9;
       StepRecord r = t < 70 || (fresh && t == 79) ? step_with(t, 3, 0, 1, ab, 0.001) : step_with(t, 3, 0, 2, 0.9);
@@ -1240,10 +1243,7 @@ TEST(PathSelectors, MdpValuesWhatALinkTeachesTheSplitsShare) {
   // measured for ten steps, while c→b, measured every step at 0.045 Gbit/s, is the relay's
   // bottleneck in every level a→c can be in (its lowest, unseen, is priced at a tenth of 0.9).
   // Whatever a→c turns out to be, both paths' rates and so the share stay: nothing to learn.
-  Triangle t("mdp_share_idle",
-             "[control]\npath_selector = \"mdp\"\n[control.paths]\nrelays = 1\nswitch_cost_ms = 0.01\n" +
-                 clear_triangle_links(),
-             "capacity_gbps = 1.0\nlatency_ms = 0.001\n");
+  Triangle t = mdp_triangle("mdp_share_idle");
   for (int64_t k = 0; k < 80; ++k) {
     StepRecord r = step_with(k, 3, 0, 1, 0.3, 0.001);
     others_at(r, 0.9);
