@@ -19,7 +19,9 @@
 # pairs direct, blp routes its own flows) planning on the measured links (control.beliefs =
 # "measured", the default) and on the configured ones (the baseline): rows "blp/measured" and
 # "blp/configured" (docs/sync.md, "Believed links").
-# Each policy runs BENCH_REPEATS times (default 1), interleaved; the table gives medians.
+# Each policy runs BENCH_REPEATS times (default 1), interleaved; the table gives medians, over
+# whole runs and over the common window (the stretch of the link schedules, which run on each
+# run's clock, that every path-selector run of a scenario lived through: scripts/paths_table.py).
 # Writes results/bench/paths.csv (every run) and results/bench/paths.md; traces in a temporary
 # folder. Cost: about 22 minutes on 2 cores with 1 repeat and TC=1 (measured), 44 with
 # BENCH_REPEATS=2, 47 with BENCH_REPEATS=2 TC_REPEATS=4, 48–50 with TC_REPEATS=6 (measured).

@@ -10,6 +10,16 @@ the steps after the first two (start-up: connections, first solves):
 The Markdown table gives medians over the repeats, per scenario and backend the fraction of the
 `oracle` selector's tokens/s (oracle is an UPPER BOUND: it reads the true schedules) and the
 sync time relative to `direct`.
+
+The same over the common window (columns win_*): a scenario's link schedules run on the run's
+clock from its start, so a slower run lives through more of them — on markov3 `direct` outlasts
+the fastest selector by ~6 s of schedule, and its whole-run means take in states the others never
+met. The window is the shortest path-selector run of the scenario and backend (the sum of its
+/steps.wall_ms, rank 0's clock, start-up steps included); each run's window figures use its steps
+after the first two that ended inside it (a step's end: the sum of the wall times up to it). So
+every selector is measured against the same stretch of the schedules. The blp rows get none
+(their runs are much shorter: a window of theirs would cut the selectors', and theirs is the
+whole run).
 """
 import csv
 import statistics
@@ -19,9 +29,17 @@ import h5py
 import numpy as np
 
 list_file, csv_out, md_out, commit, repeats = sys.argv[1:6]
+runs = [line.split() for line in open(list_file) if line.strip()]
+# The common window per scenario and backend: the shortest path-selector run (see the top).
+window = {}
+for scenario, selector, backend, rep, trace in runs:
+    if selector.startswith("blp/"):
+        continue
+    with h5py.File(trace, "r", locking=False) as f:
+        total = float(f["steps"]["wall_ms"].sum())
+    window[(scenario, backend)] = min(window.get((scenario, backend), total), total)
 rows = []
-for line in open(list_file):
-    scenario, selector, backend, rep, trace = line.split()
+for scenario, selector, backend, rep, trace in runs:
     with h5py.File(trace, "r", locking=False) as f:
         steps, ranks = f["steps"][()], f["ranks"][()]
         changes = sum(1 for d in f["decisions"][()] if d["slot"].decode() == "path_selector"
@@ -30,13 +48,26 @@ for line in open(list_file):
     st = steps[keep]
     sync = np.array([ranks["sync_ms"][ranks["step"] == s].max() for s in st["step"]])
     wall = float(st["wall_ms"].sum())
+    # Inside the common window: the steps that ended by its end (their wall times summed from
+    # the run's first step).
+    ends = np.cumsum(steps["wall_ms"])[keep]
+    inside = ends <= window[(scenario, backend)] + 1e-9 if not selector.startswith("blp/") else None
+    win = {}
+    if inside is not None and inside.any():
+        w = st[inside]
+        win = {"win_steps": int(len(w)), "win_sync_mean_ms": float(sync[inside].mean()),
+               "win_tokens_per_s": float(w["tokens"].sum()) / (float(w["wall_ms"].sum()) / 1e3),
+               "window_s": window[(scenario, backend)] / 1e3}
+    else:
+        win = {"win_steps": 0, "win_sync_mean_ms": float("nan"), "win_tokens_per_s": float("nan"),
+               "window_s": float("nan")}
     rows.append({
         "scenario": scenario, "backend": backend, "selector": selector, "run": int(rep),
         "steps": int(len(st)), "sync_mean_ms": float(sync.mean()),
         "sync_p95_ms": float(np.percentile(sync, 95)),
         "tokens_per_s": float(st["tokens"].sum()) / (wall / 1e3),
         "wall_ms_mean": wall / len(st), "path_changes": changes,
-        "final_loss": float(steps["loss"][-1]),
+        "final_loss": float(steps["loss"][-1]), **win,
     })
 
 with open(csv_out, "w", newline="") as f:
@@ -61,17 +92,31 @@ out = ["# Path selection: sync time and throughput per selector (`make bench-pat
        "the blp sync planner (which routes its own flows) planning on the measured links and on "
        "the configured ones (docs/sync.md, \"Believed links\"); the other rows sync with "
        "`hierarchical`. docs/paths.md says what the scenarios are and how to read this.", "",
+       "", "The last three columns: the same over the common window — the stretch of the link "
+       "schedules (which run on each run's own clock from its start) that every path-selector run "
+       "of the scenario and backend lived through, the shortest one's wall time; each run's steps "
+       "after the first two that ended inside it (scripts/paths_table.py). The whole-run columns "
+       "measure the time to do the same work; the window's, the same work under the same link "
+       "states. No window for the blp rows.", "",
        "| scenario | backend | selector | sync mean ms | sync p95 ms | tokens/s | min-max | "
-       "of oracle | sync vs direct | path changes |",
-       "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+       "of oracle | sync vs direct | path changes | window s | window: sync mean ms | "
+       "window: of oracle | window: sync vs direct |",
+       "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
 for (s, b, p), g in groups.items():
     orc = groups.get((s, b, "oracle"))
     dr = groups.get((s, b, "direct"))
     tps = med("tokens_per_s", g)
     lo, hi = min(x["tokens_per_s"] for x in g), max(x["tokens_per_s"] for x in g)
-    out.append("| %s | %s | %s | %.1f | %.1f | %.0f | %.0f-%.0f | %s | %s | %d |" % (
+    windowed = not p.startswith("blp/")
+    wtps = med("win_tokens_per_s", g) if windowed else None
+    out.append("| %s | %s | %s | %.1f | %.1f | %.0f | %.0f-%.0f | %s | %s | %d | %s | %s | %s | %s |" % (
         s, b, p, med("sync_mean_ms", g), med("sync_p95_ms", g), tps, lo, hi,
         "%.0f%%" % (100 * tps / med("tokens_per_s", orc)) if orc else "—",
         "%.2f×" % (med("sync_mean_ms", g) / med("sync_mean_ms", dr)) if dr else "—",
-        med("path_changes", g)))
+        med("path_changes", g),
+        "%.1f" % med("window_s", g) if windowed else "—",
+        "%.1f" % med("win_sync_mean_ms", g) if windowed else "—",
+        "%.0f%%" % (100 * wtps / med("win_tokens_per_s", orc)) if windowed and orc else "—",
+        "%.2f×" % (med("win_sync_mean_ms", g) / med("win_sync_mean_ms", dr)) if windowed and dr
+        else "—"))
 open(md_out, "w").write("\n".join(out) + "\n")
