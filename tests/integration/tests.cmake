@@ -23,6 +23,11 @@ foreach(case table bad_input)
   set_tests_properties(cli_forecast_${case} PROPERTIES TIMEOUT 120)
 endforeach()
 
+# scripts/paths_table.py (make bench-paths' tables) on traces made by the test: whole-run and
+# common-window figures known in advance.
+add_test(NAME paths_table COMMAND ${STRAIT_PY} ${CMAKE_CURRENT_LIST_DIR}/paths_table_test.py)
+set_tests_properties(paths_table PROPERTIES TIMEOUT 60)
+
 # Issue 10's hostile cases, end to end (docs/reliability.md lists them with their tests). Cases
 # that mount a small file system exit 77 (skipped) where mounting is not allowed. RUN_SERIAL:
 # the watchdog and signal cases time what a job does and would be blurred by a busy machine.
