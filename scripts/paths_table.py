@@ -13,8 +13,8 @@ sync time relative to `direct`.
 
 The same over the common window (columns win_*): a scenario's link schedules run on the run's
 clock from its start, so a slower run lives through more of them — on markov3 `direct` outlasts
-the fastest selector by ~6 s of schedule, and its whole-run means take in states the others never
-met. The window is the shortest path-selector run of the scenario and backend (the sum of its
+the fastest selector by ~6 s of schedule, and its whole-run means take in states that `mdp` and
+the oracles never met. The window is the shortest path-selector run of the scenario and backend (the sum of its
 /steps.wall_ms, rank 0's clock, start-up steps included); each run's window figures use its steps
 after the first two that ended inside it (a step's end: the sum of the wall times up to it). So
 every selector is measured against the same stretch of the schedules. The blp rows get none
@@ -36,7 +36,7 @@ for scenario, selector, backend, rep, trace in runs:
     if selector.startswith("blp/"):
         continue
     with h5py.File(trace, "r", locking=False) as f:
-        total = float(f["steps"]["wall_ms"].sum())
+        total = float(np.cumsum(f["steps"]["wall_ms"])[-1])  # summed as the step ends are
     window[(scenario, backend)] = min(window.get((scenario, backend), total), total)
 rows = []
 for scenario, selector, backend, rep, trace in runs:
@@ -51,7 +51,8 @@ for scenario, selector, backend, rep, trace in runs:
     # Inside the common window: the steps that ended by its end (their wall times summed from
     # the run's first step).
     ends = np.cumsum(steps["wall_ms"])[keep]
-    inside = ends <= window[(scenario, backend)] + 1e-9 if not selector.startswith("blp/") else None
+    inside = (ends <= window[(scenario, backend)] * (1 + 1e-12)
+              if not selector.startswith("blp/") else None)
     win = {}
     if inside is not None and inside.any():
         w = st[inside]
@@ -92,12 +93,14 @@ out = ["# Path selection: sync time and throughput per selector (`make bench-pat
        "the blp sync planner (which routes its own flows) planning on the measured links and on "
        "the configured ones (docs/sync.md, \"Believed links\"); the other rows sync with "
        "`hierarchical`. docs/paths.md says what the scenarios are and how to read this.", "",
-       "", "The last four columns: the same over the common window — the stretch of the link "
+       "The last four columns: the same over the common window — the stretch of the link "
        "schedules (which run on each run's own clock from its start) that every path-selector run "
        "of the scenario and backend lived through, the shortest one's wall time; each run's steps "
        "after the first two that ended inside it (scripts/paths_table.py). The whole-run columns "
-       "measure the time to do the same work; the window's, the same work under the same link "
-       "states. No window for the blp rows.", "",
+       "measure the time each selector takes for the same work; the window's, what each did in "
+       "the same stretch of the link schedules (the step ends leave out the start-up between the "
+       "schedules' start and step 0, a common offset of tens of ms). No window for the blp rows; "
+       "— where a run had no step inside the window.", "",
        "| scenario | backend | selector | sync mean ms | sync p95 ms | tokens/s | min-max | "
        "of oracle | sync vs direct | path changes | window s | window: sync mean ms | "
        "window: of oracle | window: sync vs direct |",
@@ -107,8 +110,11 @@ for (s, b, p), g in groups.items():
     dr = groups.get((s, b, "direct"))
     tps = med("tokens_per_s", g)
     lo, hi = min(x["tokens_per_s"] for x in g), max(x["tokens_per_s"] for x in g)
-    windowed = not p.startswith("blp/")
+    # A run with no step inside the window has NaN figures there: no window cells then.
+    windowed = not p.startswith("blp/") and all(x["win_steps"] > 0 for x in g)
     wtps = med("win_tokens_per_s", g) if windowed else None
+    w_orc = orc if orc and all(x["win_steps"] > 0 for x in orc) else None
+    w_dr = dr if dr and all(x["win_steps"] > 0 for x in dr) else None
     out.append("| %s | %s | %s | %.1f | %.1f | %.0f | %.0f-%.0f | %s | %s | %d | %s | %s | %s | %s |" % (
         s, b, p, med("sync_mean_ms", g), med("sync_p95_ms", g), tps, lo, hi,
         "%.0f%%" % (100 * tps / med("tokens_per_s", orc)) if orc else "—",
@@ -116,7 +122,7 @@ for (s, b, p), g in groups.items():
         med("path_changes", g),
         "%.1f" % med("window_s", g) if windowed else "—",
         "%.1f" % med("win_sync_mean_ms", g) if windowed else "—",
-        "%.0f%%" % (100 * wtps / med("win_tokens_per_s", orc)) if windowed and orc else "—",
-        "%.2f×" % (med("win_sync_mean_ms", g) / med("win_sync_mean_ms", dr)) if windowed and dr
+        "%.0f%%" % (100 * wtps / med("win_tokens_per_s", w_orc)) if windowed and w_orc else "—",
+        "%.2f×" % (med("win_sync_mean_ms", g) / med("win_sync_mean_ms", w_dr)) if windowed and w_dr
         else "—"))
 open(md_out, "w").write("\n".join(out) + "\n")

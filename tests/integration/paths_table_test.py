@@ -2,13 +2,15 @@
 """paths_table_test.py — scripts/paths_table.py (the tables of make bench-paths) on traces made
 here, so that each figure is known in advance (CTest: paths_table).
 
-Three runs of one scenario, each with the /steps, /ranks and /decisions of a trace: `oracle`
-(the shortest: 10 steps of 100 ms), `direct` (the same first 10 steps, then 10 cheap ones:
-it outlives the others) and `mdp` (12 steps of 100 ms), plus a `blp/measured` run shorter than
-all. Checked: the whole-run figures (the slowest rank's sync, the mean and tokens/s over the
-steps after the first two); the common window is the shortest path-selector run (1.0 s: the blp
-run does not cut it); each run's window figures over its steps after the first two that ended
-inside it; the ratios in the Markdown table; no window for the blp row.
+Scenario s1, three runs, each with the /steps, /ranks and /decisions of a trace: `oracle` (the
+shortest: 10 steps of 100 ms), `direct` (10 steps of 125 ms, then 10 cheap ones of 20 ms: it
+outlives the others) and `mdp` (12 steps of 110 ms: its step 9 starts inside the window and ends
+outside it), plus a `blp/measured` run shorter than all. Checked: the whole-run figures (the
+slowest rank's sync, the mean and tokens/s over the steps after the first two); the common
+window is the shortest path-selector run (1.0 s: the blp run does not cut it); each run's window
+figures over its steps after the first two that *ended* inside it; the ratios in the Markdown
+table; no window for the blp row. Scenario s2: a run with no step after the first two inside the
+window gets no window cells ("—"), not "nan".
 """
 import csv
 import os
@@ -53,34 +55,37 @@ def trace(name, wall_ms, sync_ms, tokens=100):
 
 runs = {
     "oracle": trace("oracle", [100.0] * 10, [50.0] * 10),
-    "direct": trace("direct", [100.0] * 10 + [20.0] * 10, [80.0] * 10 + [10.0] * 10),
-    "mdp": trace("mdp", [100.0] * 12, [60.0] * 12),
+    "direct": trace("direct", [125.0] * 10 + [20.0] * 10, [80.0] * 10 + [10.0] * 10),
+    "mdp": trace("mdp", [110.0] * 12, [60.0] * 12),
     "blp/measured": trace("blp", [50.0] * 6, [30.0] * 6),
 }
 listing = os.path.join(TMP, "runs.txt")
 with open(listing, "w") as f:
     for sel, path in runs.items():
         f.write(f"s1 {sel} sw 1 {path}\n")
+    f.write(f"s2 oracle sw 1 {trace('s2-oracle', [100.0] * 3, [50.0] * 3)}\n")
+    f.write(f"s2 mdp sw 1 {trace('s2-mdp', [150.0] * 3, [50.0] * 3)}\n")
 csv_out, md_out = os.path.join(TMP, "paths.csv"), os.path.join(TMP, "paths.md")
 p = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "paths_table.py"), listing, csv_out,
                     md_out, "abc", "1"], capture_output=True, text=True)
 check(p.returncode == 0, f"paths_table.py exits 0 ({p.stderr.strip()[-300:]})")
-rows = {r["selector"]: r for r in csv.DictReader(open(csv_out))}
+rows = {r["selector"]: r for r in csv.DictReader(open(csv_out)) if r["scenario"] == "s1"}
 f = lambda sel, k: float(rows[sel][k])
 
 # Whole runs: steps 2.. ; the slowest rank's sync (rank 1, +5 ms).
 check(abs(f("direct", "sync_mean_ms") - (8 * 85 + 10 * 15) / 18) < 1e-3,
       "whole run: direct's sync is the mean of the slowest rank's over steps 2..19")
-check(abs(f("direct", "tokens_per_s") - 18 * 100 / (0.8 + 0.2)) < 1e-2,
+check(abs(f("direct", "tokens_per_s") - 18 * 100 / (1.0 + 0.2)) < 1e-2,
       "whole run: direct's tokens/s over its steps' wall time")
 # The window: the shortest path-selector run, 10 × 100 ms (the 0.3 s blp run does not count).
 check(all(abs(f(s, "window_s") - 1.0) < 1e-9 for s in ("oracle", "direct", "mdp")),
       "the common window is the shortest path-selector run, 1.0 s")
-check(int(rows["direct"]["win_steps"]) == 8 and abs(f("direct", "win_sync_mean_ms") - 85) < 1e-9,
-      "in the window direct has steps 2..9 only (85 ms), not its cheap tail")
-check(int(rows["mdp"]["win_steps"]) == 8 and abs(f("mdp", "win_sync_mean_ms") - 65) < 1e-9,
-      "and mdp its steps 2..9 (the ones that ended by 1.0 s)")
-check(abs(f("mdp", "win_tokens_per_s") - 1000) < 1e-6, "window tokens/s over the steps inside it")
+check(int(rows["direct"]["win_steps"]) == 6 and abs(f("direct", "win_sync_mean_ms") - 85) < 1e-9,
+      "in the window direct has steps 2..7 only (85 ms), not its cheap tail")
+check(abs(f("direct", "win_tokens_per_s") - 600 / 0.75) < 1e-6,
+      "window tokens/s over the steps inside it (direct: 6 steps of 125 ms)")
+check(int(rows["mdp"]["win_steps"]) == 7 and abs(f("mdp", "win_sync_mean_ms") - 65) < 1e-9,
+      "mdp has its steps 2..8, the ones that ended by 1.0 s (step 9 starts at 0.99 s, ends at 1.1)")
 check(rows["blp/measured"]["win_steps"] == "0" and rows["blp/measured"]["win_sync_mean_ms"] == "nan",
       "no window figures for a blp row")
 md = open(md_out).read()
@@ -90,6 +95,13 @@ m = cells("mdp")
 # whole run: mdp 65 against direct's (8·85 + 10·15)/18 = 46.1 → 1.41×; window: 65/85 = 0.76×.
 check(m[8] == "1.41×" and m[13] == "0.76×",
       f"the table's sync vs direct, whole run 1.41× and window 0.76× ({m[8]}, {m[13]})")
-check(m[7] == "100%" and m[12] == "100%", "mdp's tokens/s of the oracle's, whole and window")
+# tokens/s: oracle 1000; mdp 909 (whole and window); direct 1500 whole, 800 in the window.
+check(m[7] == "91%" and m[12] == "91%", f"mdp's tokens/s of the oracle's, whole and window ({m[7]}, {m[12]})")
+d = cells("direct")
+check(d[7] == "150%" and d[12] == "80%",
+      f"direct's: 150% over its whole run (its cheap tail), 80% in the window ({d[7]}, {d[12]})")
 check(cells("blp/measured")[10:] == ["—"] * 4, "the blp row has no window columns")
+s2 = next(l for l in md.splitlines() if l.startswith("| s2 | sw | mdp |"))
+check(s2.rstrip().endswith("| — | — | — | — |") and "nan" not in s2,
+      f"a run with no step inside the window gets no window cells ({s2})")
 shutil.rmtree(TMP)
