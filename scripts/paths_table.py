@@ -29,21 +29,25 @@ import h5py
 import numpy as np
 
 list_file, csv_out, md_out, commit, repeats = sys.argv[1:6]
-runs = [line.split() for line in open(list_file) if line.strip()]
-# The common window per scenario and backend: the shortest path-selector run (see the top).
-window = {}
-for scenario, selector, backend, rep, trace in runs:
-    if selector.startswith("blp/"):
+runs = []  # (scenario, selector, backend, repeat, steps, ranks, path changes): each trace read once
+for line in open(list_file):
+    if not line.strip():
         continue
-    with h5py.File(trace, "r", locking=False) as f:
-        total = float(np.cumsum(f["steps"]["wall_ms"])[-1])  # summed as the step ends are
-    window[(scenario, backend)] = min(window.get((scenario, backend), total), total)
-rows = []
-for scenario, selector, backend, rep, trace in runs:
+    scenario, selector, backend, rep, trace = line.split()
     with h5py.File(trace, "r", locking=False) as f:
         steps, ranks = f["steps"][()], f["ranks"][()]
         changes = sum(1 for d in f["decisions"][()] if d["slot"].decode() == "path_selector"
                       and d["step"] >= int(steps["step"][0]))
+    runs.append((scenario, selector, backend, rep, steps, ranks, changes))
+# The common window per scenario and backend: the shortest path-selector run (see the top),
+# summed as the step ends below are.
+window = {}
+for scenario, selector, backend, _, steps, _, _ in runs:
+    if not selector.startswith("blp/"):
+        total = float(np.cumsum(steps["wall_ms"])[-1])
+        window[(scenario, backend)] = min(window.get((scenario, backend), total), total)
+rows = []
+for scenario, selector, backend, rep, steps, ranks, changes in runs:
     keep = steps["step"] >= steps["step"][0] + 2
     st = steps[keep]
     sync = np.array([ranks["sync_ms"][ranks["step"] == s].max() for s in st["step"]])
@@ -53,7 +57,6 @@ for scenario, selector, backend, rep, trace in runs:
     ends = np.cumsum(steps["wall_ms"])[keep]
     inside = (ends <= window[(scenario, backend)] * (1 + 1e-12)
               if not selector.startswith("blp/") else None)
-    win = {}
     if inside is not None and inside.any():
         w = st[inside]
         win = {"win_steps": int(len(w)), "win_sync_mean_ms": float(sync[inside].mean()),
@@ -111,10 +114,10 @@ for (s, b, p), g in groups.items():
     tps = med("tokens_per_s", g)
     lo, hi = min(x["tokens_per_s"] for x in g), max(x["tokens_per_s"] for x in g)
     # A run with no step inside the window has NaN figures there: no window cells then.
-    windowed = not p.startswith("blp/") and all(x["win_steps"] > 0 for x in g)
+    in_window = lambda grp: grp if grp and all(x["win_steps"] > 0 for x in grp) else None
+    windowed = not p.startswith("blp/") and in_window(g) is not None
     wtps = med("win_tokens_per_s", g) if windowed else None
-    w_orc = orc if orc and all(x["win_steps"] > 0 for x in orc) else None
-    w_dr = dr if dr and all(x["win_steps"] > 0 for x in dr) else None
+    w_orc, w_dr = in_window(orc), in_window(dr)
     out.append("| %s | %s | %s | %.1f | %.1f | %.0f | %.0f-%.0f | %s | %s | %d | %s | %s | %s | %s |" % (
         s, b, p, med("sync_mean_ms", g), med("sync_p95_ms", g), tps, lo, hi,
         "%.0f%%" % (100 * tps / med("tokens_per_s", orc)) if orc else "—",
