@@ -19,7 +19,10 @@
 # pairs direct, blp routes its own flows) planning on the measured links (control.beliefs =
 # "measured", the default) and on the configured ones (the baseline): rows "blp/measured" and
 # "blp/configured" (docs/sync.md, "Believed links").
-# Each policy runs BENCH_REPEATS times (default 1), interleaved; the table gives medians, over
+# SEEDS=N (default 1) runs every scenario on N schedule sets: set k adds 100·k to every
+# markov_seed of the scenario (set 0 is the scenario as written), so that a figure is not one
+# seeded realisation's luck (docs/paths.md, "Several schedule sets"); the table pools the sets.
+# Each policy runs BENCH_REPEATS times (default 1) on each set, interleaved; the table gives medians, over
 # whole runs and over the common window (the stretch of the link schedules, which run on each
 # run's clock, that every path-selector run of a scenario lived through: scripts/paths_table.py).
 # Writes results/bench/paths.csv (every run) and results/bench/paths.md; traces in a temporary
@@ -36,6 +39,8 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 repeats=${BENCH_REPEATS:-1}
 tc_repeats=${TC_REPEATS:-$repeats}
+seeds=${SEEDS:-1}
+[[ $seeds =~ ^[1-9][0-9]*$ ]] || { echo "bench-paths: SEEDS must be a positive integer (got '$seeds')" >&2; exit 2; }
 scenarios=${SCENARIOS-"markov3 detour3 clear3 sparse-ring4 us-eu-asia-c mesh6-c"}
 policies=${POLICIES:-"direct shortest widest ewma-widest mdp oracle-now oracle"}
 tc_scenarios=${TC_SCENARIOS:-"detour3"}
@@ -69,6 +74,17 @@ open(out, "w").write("".join(blocks))
 PY
 }
 
+# reseed CONFIG OUT K — CONFIG with 100·K added to every markov_seed (schedule set K).
+reseed() {
+  /usr/bin/python3 - "$@" <<'PY'
+import re, sys
+src, out, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
+text = re.sub(r"(?m)^(markov_seed\s*=\s*)(\d+)",
+              lambda m: m.group(1) + str(int(m.group(2)) + 100 * k), open(src).read())
+open(out, "w").write(text)
+PY
+}
+
 big_model=(--set model.layers=2 --set model.d_model=128 --set model.heads=4 --set model.d_ff=512
            --set model.seq_len=32)
 
@@ -91,20 +107,24 @@ config_of() {  # config_of SCENARIO → "config path" and the extra --set argume
 
 list="$tmp/runs.txt"
 : > "$list"
-run_one() {  # run_one SCENARIO POLICY REPEAT BACKEND
-  local s=$1 p=$2 rep=$3 backend=$4
+run_one() {  # run_one SCENARIO POLICY REPEAT BACKEND SCHEDULE_SET
+  local s=$1 p=$2 rep=$3 backend=$4 k=$5
   mapfile -t spec < <(config_of "$s")
   local cfg=${spec[0]} sets=("${spec[@]:1}")
+  if [ "$k" != 0 ]; then
+    reseed "$cfg" "$tmp/$s-set$k.toml" "$k"
+    cfg="$tmp/$s-set$k.toml"
+  fi
   local np
   np=$(/usr/bin/python3 scripts/world-size.py "$cfg")
-  local trace="$tmp/$s-${p//\//-}-$backend-$rep.h5"
+  local trace="$tmp/$s-${p//\//-}-$backend-$k-$rep.h5"
   case $p in
     blp/*) sets+=(--set control.path_selector=direct --set control.sync_planner=blp
                   --set control.beliefs="${p#blp/}") ;;
     *) sets+=(--set control.path_selector="$p") ;;
   esac
   sets+=(--set train.log_every=1000)
-  echo "bench-paths: $s, $p, $backend (run $rep, $np ranks)"
+  echo "bench-paths: $s, $p, $backend (schedule set $k, run $rep, $np ranks)"
   local t0
   t0=$(date +%s)
   if [ "$backend" = tc ]; then
@@ -115,30 +135,32 @@ run_one() {  # run_one SCENARIO POLICY REPEAT BACKEND
       --out "$trace" --force > "$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
   fi
   echo "  $(grep '^mean per step' "$tmp/log" || true) [$(( $(date +%s) - t0 )) s]"
-  echo "$s $p $backend $rep $trace" >> "$list"
+  echo "$s $p $backend $rep $trace $k" >> "$list"
 }
 
-for rep in $(seq 1 "$repeats"); do
-  for s in $scenarios; do
-    for p in $policies; do
-      # "direct" cannot run on a graph where some pair has no link: it is refused at start.
-      [ "$s" = sparse-ring4 ] && [ "$p" = direct ] && continue
-      run_one "$s" "$p" "$rep" sw
+for k in $(seq 0 $((seeds - 1))); do
+  for rep in $(seq 1 "$repeats"); do
+    for s in $scenarios; do
+      for p in $policies; do
+        # "direct" cannot run on a graph where some pair has no link: it is refused at start.
+        [ "$s" = sparse-ring4 ] && [ "$p" = direct ] && continue
+        run_one "$s" "$p" "$rep" sw "$k"
+      done
     done
   done
-done
-for rep in $(seq 1 "$repeats"); do
-  for s in $blp_scenarios; do
-    for p in blp/measured blp/configured; do run_one "$s" "$p" "$rep" sw; done
-  done
-done
-if [ "${TC:-0}" = 1 ]; then
-  for rep in $(seq 1 "$tc_repeats"); do
-    for s in $tc_scenarios; do
-      for p in direct mdp oracle-now oracle; do run_one "$s" "$p" "$rep" tc; done
+  for rep in $(seq 1 "$repeats"); do
+    for s in $blp_scenarios; do
+      for p in blp/measured blp/configured; do run_one "$s" "$p" "$rep" sw "$k"; done
     done
   done
-fi
+  if [ "${TC:-0}" = 1 ]; then
+    for rep in $(seq 1 "$tc_repeats"); do
+      for s in $tc_scenarios; do
+        for p in direct mdp oracle-now oracle; do run_one "$s" "$p" "$rep" tc "$k"; done
+      done
+    done
+  fi
+done
 
 /usr/bin/python3 scripts/paths_table.py "$list" results/bench/paths.csv results/bench/paths.md \
   "$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \

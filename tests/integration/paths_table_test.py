@@ -10,7 +10,12 @@ slowest rank's sync, the mean and tokens/s over the steps after the first two); 
 window is the shortest path-selector run (1.0 s: the blp run does not cut it); each run's window
 figures over its steps after the first two that *ended* inside it; the ratios in the Markdown
 table; no window for the blp row. Scenario s2: a run with no step after the first two inside the
-window gets no window cells ("—"), not "nan".
+window gets no window cells ("—"), not "nan". A second listing, scenario s3 on two schedule sets
+(bench-paths.sh SEEDS): set 0 `oracle` 10 × 100 ms, `mdp` 10 × 125 ms; set 1 both 10 × 200 ms.
+Checked: each set has its own window (set 1's runs keep all their steps, not the 1.0 s of set
+0); tokens/s pool as the same work once on each set (harmonic: mdp 92% of the oracle, where an
+arithmetic mean of the sets would give 87%), the window's weighted by each set's window (90%),
+and the last column gives the fraction set by set.
 """
 import csv
 import os
@@ -104,4 +109,31 @@ check(cells("blp/measured")[10:] == ["—"] * 4, "the blp row has no window colu
 s2 = next(l for l in md.splitlines() if l.startswith("| s2 | sw | mdp |"))
 check(s2.rstrip().endswith("| — | — | — | — |") and "nan" not in s2,
       f"a run with no step inside the window gets no window cells ({s2})")
+
+# Two schedule sets (the sixth field).
+listing2, csv2, md2 = (os.path.join(TMP, n) for n in ("runs2.txt", "paths2.csv", "paths2.md"))
+with open(listing2, "w") as f:
+    f.write(f"s3 oracle sw 1 {trace('s3-oracle-0', [100.0] * 10, [50.0] * 10)} 0\n")
+    f.write(f"s3 mdp sw 1 {trace('s3-mdp-0', [125.0] * 10, [60.0] * 10)} 0\n")
+    f.write(f"s3 oracle sw 1 {trace('s3-oracle-1', [200.0] * 10, [50.0] * 10)} 1\n")
+    f.write(f"s3 mdp sw 1 {trace('s3-mdp-1', [200.0] * 10, [50.0] * 10)} 1\n")
+p = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "paths_table.py"), listing2, csv2,
+                    md2, "abc", "1"], capture_output=True, text=True)
+check(p.returncode == 0, f"paths_table.py exits 0 on two schedule sets ({p.stderr.strip()[-300:]})")
+rows2 = list(csv.DictReader(open(csv2)))
+set1 = [r for r in rows2 if r["schedule"] == "1"]
+check(len(set1) == 2 and all(r["win_steps"] == "8" and float(r["window_s"]) == 2.0 for r in set1),
+      "each schedule set has its own window (set 1: 2.0 s, all 8 steps after the first two)")
+m = next(l for l in open(md2).read().splitlines() if l.startswith("| s3 | sw | mdp |"))
+m = [c.strip() for c in m.strip("|").split("|")]
+# whole: oracle 1000 and 500 tok/s → 666.7; mdp 800 and 500 → 615.4: 92%. Window: oracle
+# (1000·1 + 500·2)/3, mdp (800·1 + 500·2)/3 = 600: 90%.
+check(m[5] == "615" and m[7] == "92%", f"tokens/s pooled as the same work on each set ({m[5]}, {m[7]})")
+check(m[12] == "90%", f"window tokens/s weighted by each set's window ({m[12]})")
+check(m[14] == "80 / 100%", f"the fraction of the oracle set by set ({m[14]})")
+bad = os.path.join(TMP, "bad.txt")
+open(bad, "w").write("s1 mdp sw 1\n")
+p = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "paths_table.py"), bad, csv2, md2,
+                    "abc", "1"], capture_output=True, text=True)
+check(p.returncode != 0 and "bad.txt" in p.stderr, f"a short line is refused, naming the list ({p.stderr.strip()})")
 shutil.rmtree(TMP)
