@@ -49,17 +49,38 @@ for line in open(list_file):  # each trace read once
         steps, ranks = f["steps"][()], f["ranks"][()]
         changes = sum(1 for d in f["decisions"][()] if d["slot"].decode() == "path_selector"
                       and d["step"] >= int(steps["step"][0]))
-    runs.append((scenario, selector, backend, rep, steps, ranks, changes, sched))
+        # The scenario's capacities at each step's end (/links.configured_gbps: the schedule's
+        # figure, under both backends), to find the steps in which a link changed.
+        caps = {}
+        for row in f["links"][()]:
+            caps.setdefault(int(row["step"]), []).append(
+                (int(row["src"]), int(row["dst"]), float(row["configured_gbps"])))
+        caps = [sorted(caps.get(int(s), [])) for s in steps["step"]]
+    runs.append((scenario, selector, backend, rep, steps, ranks, changes, sched, caps))
 # The common window per scenario, backend and schedule set: the shortest path-selector run (see
 # the top), summed as the step ends below are.
 window = {}
-for scenario, selector, backend, _, steps, _, _, sched in runs:
+for scenario, selector, backend, _, steps, _, _, sched, _ in runs:
     if not selector.startswith("blp/"):
         total = float(np.cumsum(steps["wall_ms"])[-1])
         key = (scenario, backend, sched)
         window[key] = min(window.get(key, total), total)
+
+
+def around(steps, caps, keep):
+    """Where the time goes: the steps (after the first two) in which a link's capacity changed,
+    the wall time of each such step and the next (a step counted once), and the mean wall time of
+    the other steps — what reacting to a change costs against the steady pace."""
+    changed = keep & np.array([i > 0 and caps[i] != caps[i - 1] for i in range(len(caps))])
+    near = changed | np.concatenate(([False], changed[:-1]))
+    n, wall = int(changed.sum()), steps["wall_ms"]
+    far = keep & ~near
+    return {"cap_changes": n, "around_change_s": float(wall[keep & near].sum()) / 1e3,
+            "elsewhere_step_ms": float(wall[far].mean()) if far.any() else float("nan")}
+
+
 rows = []
-for scenario, selector, backend, rep, steps, ranks, changes, sched in runs:
+for scenario, selector, backend, rep, steps, ranks, changes, sched, caps in runs:
     keep = steps["step"] >= steps["step"][0] + 2
     st = steps[keep]
     sync = np.array([ranks["sync_ms"][ranks["step"] == s].max() for s in st["step"]])
@@ -83,7 +104,7 @@ for scenario, selector, backend, rep, steps, ranks, changes, sched in runs:
         "sync_p95_ms": float(np.percentile(sync, 95)),
         "tokens_per_s": float(st["tokens"].sum()) / (wall / 1e3),
         "wall_ms_mean": wall / len(st), "path_changes": changes,
-        "final_loss": float(steps["loss"][-1]), **win, "schedule": sched,
+        "final_loss": float(steps["loss"][-1]), **win, "schedule": sched, **around(steps, caps, keep),
     })
 
 with open(csv_out, "w", newline="") as f:
@@ -182,4 +203,21 @@ for (s, b, p), g in groups.items():
         cells.append(" / ".join("%.0f" % (100 * mine[k] / theirs[k]) for k in mine) + "%"
                      if orc else "—")
     out.append("| " + " | ".join(cells) + " |")
+out += ["", "Around the link changes: the steps after the first two in which a link's capacity "
+        "changed (/links.configured_gbps at the step's end differs from the step before's: the "
+        "schedule's figure, under both backends), the wall time of each such step and the next "
+        "per change (rank 0's clock; a step near two changes counted once), and the mean wall "
+        "time of the other steps. A slower run meets more changes (the schedules run on its "
+        "clock); what a selector loses in reacting shows in the second column, what it loses in "
+        "steady states in the third. Medians over the repeats, means over the schedule sets.", "",
+        "| scenario | backend | selector | changes | ms per change (its step and the next) | "
+        "ms a step elsewhere |", "|---|---|---|---:|---:|---:|"]
+for (s, b, p), g in groups.items():
+    if p.startswith("blp/"):
+        continue
+    n = mean("cap_changes", g)
+    per = mean("around_change_s", g) * 1e3 / n if n > 0 else float("nan")
+    far = mean("elsewhere_step_ms", g)
+    out.append("| %s | %s | %s | %.0f | %s | %s |" % (
+        s, b, p, n, "%.0f" % per if n > 0 else "—", "%.1f" % far if far == far else "—"))
 open(md_out, "w").write("\n".join(out) + "\n")

@@ -38,8 +38,9 @@ def check(cond, what):
     print("ok:", what)
 
 
-def trace(name, wall_ms, sync_ms, tokens=100):
-    """A trace with one step per entry: two ranks, rank 1 the slower by 5 ms."""
+def trace(name, wall_ms, sync_ms, tokens=100, caps=None):
+    """A trace with one step per entry: two ranks, rank 1 the slower by 5 ms; one link, 0 → 1,
+    whose capacity at each step's end is caps (constant when None)."""
     path = os.path.join(TMP, name + ".h5")
     n = len(wall_ms)
     steps = np.zeros(n, dtype=[("step", "<i8"), ("tokens", "<i8"), ("wall_ms", "<f8"), ("loss", "<f8")])
@@ -53,8 +54,11 @@ def trace(name, wall_ms, sync_ms, tokens=100):
         ranks[2 * i + 1] = (i, 1, sync_ms[i] + 5)
     dec = np.zeros(1, dtype=[("step", "<i8"), ("slot", h5py.string_dtype())])
     dec[0] = (0, "path_selector")
+    links = np.zeros(n, dtype=[("step", "<i8"), ("src", "<i4"), ("dst", "<i4"), ("configured_gbps", "<f8")])
+    links["step"], links["src"], links["dst"] = np.arange(n), 0, 1
+    links["configured_gbps"] = caps if caps is not None else 0.1
     with h5py.File(path, "w") as f:
-        f["steps"], f["ranks"], f["decisions"] = steps, ranks, dec
+        f["steps"], f["ranks"], f["decisions"], f["links"] = steps, ranks, dec, links
     return path
 
 
@@ -117,6 +121,10 @@ with open(listing2, "w") as f:
     f.write(f"s3 mdp sw 1 {trace('s3-mdp-0', [125.0] * 10, [60.0] * 10)} 0\n")
     f.write(f"s3 oracle sw 1 {trace('s3-oracle-1', [200.0] * 10, [50.0] * 10)} 1\n")
     f.write(f"s3 mdp sw 1 {trace('s3-mdp-1', [200.0] * 10, [50.0] * 10)} 1\n")
+    # s4: capacity changes at step 1 (a start-up step: not counted) and at step 4, whose step
+    # and the next take 300 ms.
+    f.write("s4 mdp sw 1 %s 0\n" % trace("s4-mdp", [100.0] * 4 + [300.0] * 2 + [100.0] * 4, [50.0] * 10,
+                                          caps=[0.2] + [0.1] * 3 + [0.05] * 6))
 p = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "paths_table.py"), listing2, csv2,
                     md2, "abc", "1"], capture_output=True, text=True)
 check(p.returncode == 0, f"paths_table.py exits 0 on two schedule sets ({p.stderr.strip()[-300:]})")
@@ -131,6 +139,11 @@ m = [c.strip() for c in m.strip("|").split("|")]
 check(m[5] == "615" and m[7] == "92%", f"tokens/s pooled as the same work on each set ({m[5]}, {m[7]})")
 check(m[12] == "90%", f"window tokens/s weighted by each set's window ({m[12]})")
 check(m[14] == "80 / 100%", f"the fraction of the oracle set by set ({m[14]})")
+a4 = next(l for l in open(md2).read().splitlines() if l.startswith("| s4 | sw | mdp |") and
+          l.count("|") == 7)
+check(a4 == "| s4 | sw | mdp | 1 | 600 | 100.0 |",
+      f"around the link changes: one change after the start-up, 600 ms for its step and the next, "
+      f"100 ms a step elsewhere ({a4})")
 bad = os.path.join(TMP, "bad.txt")
 open(bad, "w").write("s1 mdp sw 1\n")
 p = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "paths_table.py"), bad, csv2, md2,
