@@ -22,6 +22,7 @@ import numpy as np
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tiny import TINY, write_config  # noqa: E402  (the shared tiny job)
+from checks import check  # noqa: E402  (the one check)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("case")
@@ -47,13 +48,6 @@ def run(np_, *argv, timeout=240):
     cmd = [MPIRUN, "-np", str(np_), STRAIT] + list(argv)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
-
-
-def check(cond, what):
-    if not cond:
-        print("FAILED:", what)
-        sys.exit(1)
-    print("ok:", what)
 
 
 def trace_of(name):

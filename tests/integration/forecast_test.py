@@ -19,6 +19,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check  # noqa: E402  (the one check)
+
 ap = argparse.ArgumentParser()
 ap.add_argument("case")
 ap.add_argument("--strait", required=True)
@@ -26,13 +30,6 @@ ap.add_argument("--source", required=True)
 args = ap.parse_args()
 STRAIT = args.strait
 TMP = tempfile.mkdtemp(prefix="strait-forecast-")
-
-
-def check(cond, what):
-    if not cond:
-        print("FAILED:", what)
-        sys.exit(1)
-    print("ok:", what)
 
 
 def write(name, text):

@@ -27,15 +27,12 @@ import tempfile
 import h5py
 import numpy as np
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check  # noqa: E402  (the one check)
+
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TMP = tempfile.mkdtemp(prefix="strait-paths-table-")
-
-
-def check(cond, what):
-    if not cond:
-        print("FAILED:", what)
-        sys.exit(1)
-    print("ok:", what)
 
 
 def trace(name, wall_ms, sync_ms, tokens=100, caps=None):

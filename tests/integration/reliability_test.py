@@ -24,6 +24,7 @@ import numpy as np
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tiny import TINY, write_config  # noqa: E402  (the shared tiny job)
+from checks import check  # noqa: E402  (the one check)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("case")
@@ -50,13 +51,6 @@ def run(np_, *argv, timeout=240, env=None):
 def strait(*argv, timeout=60):
     p = subprocess.run([STRAIT] + list(argv), capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
-
-
-def check(cond, what):
-    if not cond:
-        print("FAILED:", what)
-        sys.exit(1)
-    print("ok:", what)
 
 
 def start(np_, *argv, launcher=None, env=None):

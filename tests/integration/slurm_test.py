@@ -35,6 +35,7 @@ import numpy as np
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tiny import write_config  # noqa: E402  (the shared tiny job)
+from checks import check  # noqa: E402  (the one check)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("case")
@@ -93,13 +94,6 @@ TMP = tempfile.mkdtemp(prefix="strait-slurm-")
 
 def config(name, steps):
     return write_config(TMP, name, steps=steps)
-
-
-def check(cond, what):
-    if not cond:
-        print("FAILED:", what)
-        sys.exit(1)
-    print("ok:", what)
 
 
 def submit(ntasks, *argv, opts=()):
