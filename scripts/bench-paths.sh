@@ -27,7 +27,8 @@
 # run's clock, that every path-selector run of a scenario lived through: scripts/paths_table.py).
 # Writes results/bench/paths.csv (every run) and results/bench/paths.md; traces in a temporary
 # folder. Cost: about 22 minutes on 2 cores with 1 repeat and TC=1 (measured), 44 with
-# BENCH_REPEATS=2, 47 with BENCH_REPEATS=2 TC_REPEATS=4, 48–50 with TC_REPEATS=6 (measured).
+# BENCH_REPEATS=2, 47 with BENCH_REPEATS=2 TC_REPEATS=4, 48–50 with TC_REPEATS=6, 73 with
+# SEEDS=3 TC_REPEATS=2 (the record since 89edd37: three schedule sets, one run each; measured).
 # Usage: scripts/bench-paths.sh [BUILD_DIR]
 #   SCENARIOS="..." POLICIES="..." BENCH_REPEATS=N to narrow or widen it (SCENARIOS="" TC=1: tc only);
 #   TC=1 also runs TC_SCENARIOS (default detour3) under scripts/netns-run (root, tc; shaper none;
