@@ -24,7 +24,9 @@
 # seeded realisation's luck (docs/paths.md, "Several schedule sets"); the table pools the sets.
 # Each policy runs BENCH_REPEATS times (default 1) on each set, interleaved; the table gives medians, over
 # whole runs and over the common window (the stretch of the link schedules, which run on each
-# run's clock, that every path-selector run of a scenario lived through: scripts/paths_table.py).
+# run's clock, that every path-selector run of a scenario lived through: scripts/paths_table.py),
+# and a second table: per link change the wall time of its step and the next, and the steady
+# pace elsewhere (docs/paths.md, "Where the oracle's lead is").
 # Writes results/bench/paths.csv (every run) and results/bench/paths.md; traces in a temporary
 # folder. Cost: about 22 minutes on 2 cores with 1 repeat and TC=1 (measured), 44 with
 # BENCH_REPEATS=2, 47 with BENCH_REPEATS=2 TC_REPEATS=4, 48–50 with TC_REPEATS=6, 73 with
