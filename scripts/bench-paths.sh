@@ -20,8 +20,9 @@
 # "measured", the default) and on the configured ones (the baseline): rows "blp/measured" and
 # "blp/configured" (docs/sync.md, "Believed links").
 # SEEDS=N (default 1) runs every scenario on N schedule sets: set k adds 100·k to every
-# markov_seed of the scenario (set 0 is the scenario as written), so that a figure is not one
-# seeded realisation's luck (docs/paths.md, "Several schedule sets"); the table pools the sets.
+# markov_seed of the scenario (set 0 is the scenario as written; a scenario with no Markov link,
+# clear3, runs N times alike), so that a figure is not one seeded draw's luck alone (docs/paths.md,
+# "Several schedule sets"); the table pools the sets. The sets run one after another.
 # Each policy runs BENCH_REPEATS times (default 1) on each set, interleaved; the table gives medians, over
 # whole runs and over the common window (the stretch of the link schedules, which run on each
 # run's clock, that every path-selector run of a scenario lived through: scripts/paths_table.py),
@@ -30,7 +31,7 @@
 # Writes results/bench/paths.csv (every run) and results/bench/paths.md; traces in a temporary
 # folder. Cost: about 22 minutes on 2 cores with 1 repeat and TC=1 (measured), 44 with
 # BENCH_REPEATS=2, 47 with BENCH_REPEATS=2 TC_REPEATS=4, 48–50 with TC_REPEATS=6, 73 with
-# SEEDS=3 TC_REPEATS=2 (the record since 89edd37: three schedule sets, one run each; measured).
+# SEEDS=3 TC_REPEATS=2 (the record of ce525bf: three schedule sets, one run each; measured).
 # Usage: scripts/bench-paths.sh [BUILD_DIR]
 #   SCENARIOS="..." POLICIES="..." BENCH_REPEATS=N to narrow or widen it (SCENARIOS="" TC=1: tc only);
 #   TC=1 also runs TC_SCENARIOS (default detour3) under scripts/netns-run (root, tc; shaper none;

@@ -44,6 +44,9 @@ for line in open(list_file):  # each trace read once
         sys.exit(f"paths_table.py: {list_file}: expected 'scenario selector backend repeat trace "
                  f"[schedule]', got {line.strip()!r}")
     scenario, selector, backend, rep, trace = fields[:5]
+    if len(fields) == 6 and not fields[5].isdigit():
+        sys.exit(f"paths_table.py: {list_file}: the schedule set must be a whole number, got "
+                 f"{fields[5]!r} in {line.strip()!r}")
     sched = int(fields[5]) if len(fields) == 6 else 0
     with h5py.File(trace, "r", locking=False) as f:
         steps, ranks = f["steps"][()], f["ranks"][()]
@@ -150,8 +153,8 @@ def win_rate(g):
 alike = lambda a, b: b is not None and {x["schedule"] for x in a} == {x["schedule"] for x in b}
 out = ["# Path selection: sync time and throughput per selector (`make bench-paths`)", "",
        f"Command: `scripts/bench-paths.sh build` (commit {commit}; {repeats} run(s) of each "
-       "selector" + (f" on each of {nsets} schedule sets (SEEDS={nsets}: set k adds 100·k to "
-                     "every markov_seed of the scenario)" if nsets > 1 else "")
+       "selector" + (f" on each of {nsets} schedule sets (bench-paths.sh SEEDS: set k adds 100·k "
+                     "to every markov_seed of the scenario)" if nsets > 1 else "")
        + ", interleaved; medians" + (", per set, then pooled over the sets: tokens/s as the "
                                      "same work once on each set, sync as the sets' mean"
                                      if nsets > 1 else "") + "). Backend `sw` = software shaper, `tc` = kernel shaping "
@@ -172,8 +175,9 @@ out = ["# Path selection: sync time and throughput per selector (`make bench-pat
        "the same stretch of the link schedules (the step ends leave out the start-up between the "
        "schedules' start and step 0, a common offset of tens of ms). No window for the blp rows; "
        "— where a run had no step inside the window." + (
-           " The last column: the fraction of the oracle on each schedule set, set by set."
-           if nsets > 1 else ""), "",
+           " The last column: the fraction of the oracle on each schedule set, set by set; "
+           "min-max spans the runs of every set; a selector not run on the same sets as the "
+           "oracle (or `direct`) gets no ratio to it." if nsets > 1 else ""), "",
        "| scenario | backend | selector | sync mean ms | sync p95 ms | tokens/s | min-max | "
        "of oracle | sync vs direct | path changes | window s | window: sync mean ms | "
        "window: of oracle | window: sync vs direct |" + (" of oracle by set |" if nsets > 1 else ""),

@@ -15,7 +15,10 @@ window gets no window cells ("—"), not "nan". A second listing, scenario s3 on
 Checked: each set has its own window (set 1's runs keep all their steps, not the 1.0 s of set
 0); tokens/s pool as the same work once on each set (harmonic: mdp 92% of the oracle, where an
 arithmetic mean of the sets would give 87%), the window's weighted by each set's window (90%),
-and the last column gives the fraction set by set.
+and the last column gives the fraction set by set. s4: the changes table (a change in the
+start-up steps not counted; a step near two changes counted once). s5: sync pooled as the sets'
+mean (three sets: not their median); no ratio to an oracle run on other sets. The CSV's first
+columns keep their places (slurm_test reads them by index).
 """
 import csv
 import os
@@ -118,15 +121,23 @@ with open(listing2, "w") as f:
     f.write(f"s3 mdp sw 1 {trace('s3-mdp-0', [125.0] * 10, [60.0] * 10)} 0\n")
     f.write(f"s3 oracle sw 1 {trace('s3-oracle-1', [200.0] * 10, [50.0] * 10)} 1\n")
     f.write(f"s3 mdp sw 1 {trace('s3-mdp-1', [200.0] * 10, [50.0] * 10)} 1\n")
-    # s4: capacity changes at step 1 (a start-up step: not counted) and at step 4, whose step
-    # and the next take 300 ms.
-    f.write("s4 mdp sw 1 %s 0\n" % trace("s4-mdp", [100.0] * 4 + [300.0] * 2 + [100.0] * 4, [50.0] * 10,
-                                          caps=[0.2] + [0.1] * 3 + [0.05] * 6))
+    # s4: capacity changes at step 1 (a start-up step: not counted) and at steps 4 and 5, whose
+    # steps and the next take 300 ms (step 5 is near both: counted once).
+    f.write("s4 mdp sw 1 %s 0\n" % trace("s4-mdp", [100.0] * 4 + [300.0] * 3 + [100.0] * 3, [50.0] * 10,
+                                          caps=[0.2] + [0.1] * 3 + [0.05] + [0.02] * 5))
+    # s5: mdp on three sets, its sync 15, 25 and 65 ms (slowest rank), the oracle on two of them.
+    for k, sync in enumerate((10.0, 20.0, 60.0)):
+        f.write(f"s5 mdp sw 1 {trace(f's5-mdp-{k}', [100.0] * 10, [sync] * 10)} {k}\n")
+    for k in (0, 1):
+        f.write(f"s5 oracle sw 1 {trace(f's5-oracle-{k}', [100.0] * 10, [10.0] * 10)} {k}\n")
 p = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "paths_table.py"), listing2, csv2,
                     md2, "abc", "1"], capture_output=True, text=True)
 check(p.returncode == 0, f"paths_table.py exits 0 on two schedule sets ({p.stderr.strip()[-300:]})")
 rows2 = list(csv.DictReader(open(csv2)))
-set1 = [r for r in rows2 if r["schedule"] == "1"]
+header = next(csv.reader(open(csv2)))
+check(header[:8] == ["scenario", "backend", "selector", "run", "steps", "sync_mean_ms", "sync_p95_ms",
+                     "tokens_per_s"], f"the CSV's first columns keep their places (slurm_test reads them; {header[:8]})")
+set1 = [r for r in rows2 if r["scenario"] == "s3" and r["schedule"] == "1"]
 check(len(set1) == 2 and all(r["win_steps"] == "8" and float(r["window_s"]) == 2.0 for r in set1),
       "each schedule set has its own window (set 1: 2.0 s, all 8 steps after the first two)")
 m = next(l for l in open(md2).read().splitlines() if l.startswith("| s3 | sw | mdp |"))
@@ -138,9 +149,14 @@ check(m[12] == "90%", f"window tokens/s weighted by each set's window ({m[12]})"
 check(m[14] == "80 / 100%", f"the fraction of the oracle set by set ({m[14]})")
 a4 = next(l for l in open(md2).read().splitlines() if l.startswith("| s4 | sw | mdp |") and
           l.count("|") == 7)
-check(a4 == "| s4 | sw | mdp | 1 | 600 | 100.0 |",
-      f"around the link changes: one change after the start-up, 600 ms for its step and the next, "
-      f"100 ms a step elsewhere ({a4})")
+check(a4 == "| s4 | sw | mdp | 2 | 450 | 100.0 |",
+      f"around the link changes: two changes after the start-up, their steps and the next 900 ms "
+      f"(a step near both counted once): 450 ms per change, 100 ms a step elsewhere ({a4})")
+m5 = next(l for l in open(md2).read().splitlines() if l.startswith("| s5 | sw | mdp |") and l.count("|") > 7)
+m5 = [c.strip() for c in m5.strip("|").split("|")]
+check(m5[3] == "35.0", f"sync pooled as the sets' mean, (15 + 25 + 65) / 3, not their median ({m5[3]})")
+check(m5[7] == "—" and m5[14] == "—",
+      f"no ratio to an oracle run on other sets than the selector ({m5[7]}, {m5[14]})")
 bad = os.path.join(TMP, "bad.txt")
 open(bad, "w").write("s1 mdp sw 1\n")
 p = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "paths_table.py"), bad, csv2, md2,
