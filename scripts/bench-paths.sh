@@ -115,8 +115,8 @@ run_one() {  # run_one SCENARIO POLICY REPEAT BACKEND SCHEDULE_SET
   local s=$1 p=$2 rep=$3 backend=$4 k=$5
   mapfile -t spec < <(config_of "$s")
   local cfg=${spec[0]} sets=("${spec[@]:1}")
-  if [ "$k" != 0 ]; then
-    reseed "$cfg" "$tmp/$s-set$k.toml" "$k"
+  if [ "$k" != 0 ]; then  # written once per scenario and set
+    [ -f "$tmp/$s-set$k.toml" ] || reseed "$cfg" "$tmp/$s-set$k.toml" "$k"
     cfg="$tmp/$s-set$k.toml"
   fi
   local np

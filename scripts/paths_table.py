@@ -167,7 +167,7 @@ out = ["# Path selection: sync time and throughput per selector (`make bench-pat
        "the blp sync planner (which routes its own flows) planning on the measured links and on "
        "the configured ones (docs/sync.md, \"Believed links\"); the other rows sync with "
        "`hierarchical`. docs/paths.md says what the scenarios are and how to read this.", "",
-       "The last four columns: the same over the common window — the stretch of the link "
+       "The four window columns: the same over the common window — the stretch of the link "
        "schedules (which run on each run's own clock from its start) that every path-selector run "
        "of the scenario and backend lived through, the shortest one's wall time; each run's steps "
        "after the first two that ended inside it (scripts/paths_table.py). The whole-run columns "
