@@ -39,7 +39,9 @@ ControlLink::ControlLink(const Topology& t, Transport& tr, bool threaded, Decide
       .field(&LinkCounters::wire_ms).field(&LinkCounters::latency_ms)
       .field(&LinkCounters::latency_samples).field(&LinkCounters::stream_bytes)
       .field(&LinkCounters::stream_ms).field(&LinkCounters::backed_bytes)
-      .field(&LinkCounters::backed_ms).field(&LinkCounters::held_bytes)
+      .field(&LinkCounters::backed_ms).field(&LinkCounters::late_bytes)
+      .field(&LinkCounters::late_ms).field(&LinkCounters::late_stream_bytes)
+      .field(&LinkCounters::late_stream_ms).field(&LinkCounters::held_bytes)
       .field(&LinkCounters::held_ms).field(&LinkCounters::queued_ms)
       .field(&LinkCounters::shaper_busy_ms).field(&LinkCounters::route0_bytes)
       .field(&LinkCounters::route1_bytes).field(&LinkCounters::moved_bytes);
@@ -183,6 +185,8 @@ void ControlLink::round(const Posted& p) {
           s.latency_samples += c.latency_samples, s.queued_ms += c.queued_ms;
           s.stream_bytes += c.stream_bytes, s.stream_ms += c.stream_ms;
           s.backed_bytes += c.backed_bytes, s.backed_ms += c.backed_ms;
+          s.late_bytes += c.late_bytes, s.late_ms += c.late_ms;  // one receiver a link
+          s.late_stream_bytes += c.late_stream_bytes, s.late_stream_ms += c.late_stream_ms;
           s.held_bytes += c.held_bytes, s.held_ms += c.held_ms;
           s.shaper_busy_ms += c.shaper_busy_ms;
           s.route0_bytes += c.route0_bytes, s.route1_bytes += c.route1_bytes;

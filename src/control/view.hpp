@@ -57,6 +57,8 @@ struct LinkStep {
   double latency_samples = 0;
   double stream_bytes = 0, stream_ms = 0;  // every chunk while multi-chunk flows streamed
   double backed_bytes = 0, backed_ms = 0;  // every chunk while a first hop's flow streamed
+  double late_bytes = 0, late_ms = 0;      // the last of those intervals (LinkCounters::late_*)
+  double late_stream_bytes = 0, late_stream_ms = 0;  // the last streaming interval
   double held_bytes = 0, held_ms = 0;      // streaming held up on the way (software shaper)
   double queued_ms = 0;        // waiting behind other flows' chunks (software shaper only)
   double shaper_busy_ms = 0;   // the software shaper's reservations
@@ -70,6 +72,13 @@ struct LinkStep {
   // The link's delivery rate while a flow from a sender that had all its bytes streamed on it
   // (net/transport.hpp, LinkCounters): its rate, not a relayed flow's pace; 0 without one.
   double backed_gbps() const { return backed_ms > 0 ? backed_bytes * 8 / (backed_ms * 1e6) : 0.0; }
+  // Over the last backed interval (LinkCounters::late_*): the link the latest time its sender
+  // kept it busy; 0 without one.
+  double late_gbps() const { return late_ms > 0 ? late_bytes * 8 / (late_ms * 1e6) : 0.0; }
+  // The same over the last streaming interval (LinkCounters::late_stream_*); 0 without one.
+  double late_stream_gbps() const {
+    return late_stream_ms > 0 ? late_stream_bytes * 8 / (late_stream_ms * 1e6) : 0.0;
+  }
   // Over the streaming intervals left out as held up (net/transport.hpp, LinkCounters): the
   // host's pace, not the link's (mostly low; high when an interval's first chunks were held
   // too); 0 without one.

@@ -19,6 +19,16 @@ std::vector<LinkInterval> merge_per_link(std::vector<LinkInterval> v) {
   return out;
 }
 
+std::vector<LinkInterval> last_per_link(const std::vector<LinkInterval>& merged) {
+  std::vector<LinkInterval> out;
+  for (const LinkInterval& iv : merged) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const LinkInterval& o) { return o.link == iv.link; });
+    if (it == out.end()) out.push_back(iv);
+    else if (iv.to > it->to) *it = iv;
+  }
+  return out;
+}
+
 std::vector<double> bytes_inside(const std::vector<LinkInterval>& merged,
                                  const std::vector<Arrival>& arrived, int links) {
   std::vector<double> bytes(static_cast<size_t>(links), 0.0);

@@ -36,6 +36,12 @@ struct LinkInterval {
 // The intervals sorted by link and start, overlapping ones of a link merged into one.
 std::vector<LinkInterval> merge_per_link(std::vector<LinkInterval> v);
 
+// Of each link's intervals in `merged`, the one that ended last: what the link did latest in the
+// counted time. A link whose rate changed within a step reads its new rate over that interval
+// while the whole step's figure blends both (LinkCounters::late_*, docs/paths.md "A change
+// within the step").
+std::vector<LinkInterval> last_per_link(const std::vector<LinkInterval>& merged);
+
 // Per link (`links` of them), the bytes of the chunks that arrived inside one of `merged`'s
 // intervals: after its start (the first timed chunk itself, whose time opens the interval, does
 // not count: its bytes crossed before it) up to its end.

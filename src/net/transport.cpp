@@ -727,16 +727,23 @@ std::vector<LinkCounters> Transport::take_counters() {
   const std::vector<double> stream_bytes = bytes_inside(streamed, arrivals_, n_ * n_);
   const std::vector<double> backed_bytes = bytes_inside(merged, arrivals_, n_ * n_);
   const std::vector<double> held_bytes = bytes_inside(held, arrivals_, n_ * n_);
+  const std::vector<LinkInterval> late = last_per_link(merged);
+  const std::vector<double> late_bytes = bytes_inside(late, arrivals_, n_ * n_);
+  const std::vector<LinkInterval> late_stream = last_per_link(streamed);
+  const std::vector<double> late_stream_bytes = bytes_inside(late_stream, arrivals_, n_ * n_);
   stream_.clear(), backed_.clear(), arrivals_.clear();
   for (int l = 0; l < n_ * n_; ++l) {
     out[l].wire_ms = union_s(wire_[l]) * 1e3;
     out[l].stream_bytes = stream_bytes[l], out[l].backed_bytes = backed_bytes[l];
-    out[l].held_bytes = held_bytes[l];
+    out[l].held_bytes = held_bytes[l], out[l].late_bytes = late_bytes[l];
+    out[l].late_stream_bytes = late_stream_bytes[l];
     counters_[l] = LinkCounters{};
   }
   for (const LinkInterval& iv : streamed) out[iv.link].stream_ms += (iv.to - iv.from) * 1e3;
   for (const LinkInterval& iv : merged) out[iv.link].backed_ms += (iv.to - iv.from) * 1e3;
   for (const LinkInterval& iv : held) out[iv.link].held_ms += (iv.to - iv.from) * 1e3;
+  for (const LinkInterval& iv : late) out[iv.link].late_ms = (iv.to - iv.from) * 1e3;
+  for (const LinkInterval& iv : late_stream) out[iv.link].late_stream_ms = (iv.to - iv.from) * 1e3;
   return out;
 }
 

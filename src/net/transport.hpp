@@ -53,6 +53,15 @@ struct LinkCounters {
                                // pace of the hops before it; it shares this figure's bytes and
                                // cannot stretch its time, as it stretches stream_ms's union
                                // (transport.cpp, Backed)
+  double late_bytes = 0;       // receiver: the last of those backed intervals (merged, as
+  double late_ms = 0;          // backed_*: the one that ended last) and the bytes that arrived
+                               // in it: the link's rate the latest time its sender kept it busy.
+                               // A link whose rate changed within the step reads the new rate
+                               // here while backed_* blends both (a recovery shows only in the
+                               // bytes sent after it; docs/paths.md, "A change within the step")
+  double late_stream_bytes = 0;  // receiver: the same for the streaming intervals (stream_*):
+  double late_stream_ms = 0;     // the last of them and the bytes that arrived in it — what a
+                                 // link that carried only relayed flows delivered last
   double held_bytes = 0;       // receiver, software shaper: the streaming intervals left out of
   double held_ms = 0;          // stream_* because a chunk came in a burst after a hold-up
                                // after a wait of most of the interval (delivery.hpp, paced_only),

@@ -71,6 +71,8 @@ struct LinkRow {
   double goodput_gbps = 0;     // bytes·8 / wire_ms
   double stream_gbps = 0;      // delivery rate while multi-chunk flows streamed (latency excluded); NaN without one
   double backed_gbps = 0;      // delivery rate while a first hop's flow streamed (its sender had the bytes); NaN without one
+  double late_gbps = 0;        // the same over the last such interval (the link's latest rate); NaN without one
+  double late_stream_gbps = 0;  // stream_gbps over the last streaming interval; NaN without one
   double held_gbps = 0;        // over streaming held up on the way (software shaper): the host's pace; NaN without one
   double latency_ms = 0;       // mean one-way time of small one-chunk messages; NaN without any
   int64_t latency_samples = 0;

@@ -23,7 +23,9 @@ namespace strait::trace_schema {
 // carry the rate they were expected at ("gbps").
 // 7: /links.held_gbps (streaming held up on the way under the software shaper, left out of
 // stream_gbps and backed_gbps).
-constexpr int32_t kSchemaVersion = 7;
+// 8: /links.late_gbps and late_stream_gbps (the backed and the streaming rate over the link's
+// last such interval of the step).
+constexpr int32_t kSchemaVersion = 8;
 
 // DecisionRow as HDF5 sees it: variable-length strings are char pointers.
 struct DecisionRec {

@@ -71,6 +71,8 @@ Reply Run::on_round(const ControlLink::Gathered& g, std::vector<char>& plan_byte
       l.latency_samples = c.latency_samples, l.shaper_busy_ms = c.shaper_busy_ms;
       l.stream_bytes = c.stream_bytes, l.stream_ms = c.stream_ms;
       l.backed_bytes = c.backed_bytes, l.backed_ms = c.backed_ms;
+      l.late_bytes = c.late_bytes, l.late_ms = c.late_ms;
+      l.late_stream_bytes = c.late_stream_bytes, l.late_stream_ms = c.late_stream_ms;
       l.held_bytes = c.held_bytes, l.held_ms = c.held_ms;
       l.route0_bytes = c.route0_bytes, l.route1_bytes = c.route1_bytes;
       l.moved_bytes = c.moved_bytes;
@@ -154,6 +156,8 @@ void Run::trace_step(const StepRecord& r, const std::vector<ForecastRow>& foreca
         lr.push_back(LinkRow{r.step, a, b, l.bytes, l.control_bytes, l.wire_ms, l.goodput_gbps(),
                              l.stream_ms > 0 ? l.stream_gbps() : none,
                              l.backed_ms > 0 ? l.backed_gbps() : none,
+                             l.late_ms > 0 ? l.late_gbps() : none,
+                             l.late_stream_ms > 0 ? l.late_stream_gbps() : none,
                              l.held_ms > 0 ? l.held_gbps() : none,
                              l.latency_samples > 0 ? l.latency_ms : none,
                              static_cast<int64_t>(l.latency_samples),

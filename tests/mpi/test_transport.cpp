@@ -250,6 +250,52 @@ TEST(Transport, ABackedRateIsTheLinksOwnBesideATricklingRelayedFlow) {
   tr.flush();
 }
 
+// A link whose rate changes between two transfers of one step: a→b at 5 Mbit/s until 0.3 s, then
+// 0.1 Gbit/s. 96 KiB before (157 ms) and 1 MiB after (84 ms), both its sender's own (backed):
+// the step's backed rate blends them (~0.04 Gbit/s), the last transfer's (late_*) reads the
+// link as it is now.
+TEST(Transport, ALinksLastTransferReadsItsRateAfterAChange) {
+  Config cfg = make_config(std::string(kShaped) +
+                           "[[link]]\nfrom = \"a\"\nto = \"b\"\ncapacity_gbps = 0.005\nlatency_ms = 10\n"
+                           "step_at_s = 0.3\nstep_capacity_gbps = 0.1\nstep_latency_ms = 10\n");
+  auto owned = transport(cfg);
+  Transport& tr = *owned;
+  const size_t X1 = 96 << 10, X2 = 1 << 20;
+  auto src1 = pattern(X1, 21), src2 = pattern(X2, 22);
+  std::vector<char> got1(X1, 0), got2(X2, 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  tr.execute(MPI_COMM_WORLD, rank(), {Transfer{{0, 1}, src1.data(), got1.data(), X1}}, 1);
+  MPI_Barrier(MPI_COMM_WORLD);
+  while (tr.now() < 0.35) usleep(5000);
+  MPI_Barrier(MPI_COMM_WORLD);
+  tr.execute(MPI_COMM_WORLD, rank(), {Transfer{{0, 1}, src2.data(), got2.data(), X2}}, 1);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const std::vector<LinkCounters> all = summed(tr);
+  if (rank() == 1) {
+    EXPECT_EQ(got1, src1);
+    EXPECT_EQ(got2, src2);
+  }
+  const LinkCounters& ab = all[0 * 3 + 1];
+  ASSERT_GT(ab.late_ms, 0.0) << "the 1 MiB transfer should have been timed";
+  const double late = ab.late_bytes * 8 / (ab.late_ms * 1e6);
+  const double whole = ab.backed_ms > 0 ? ab.backed_bytes * 8 / (ab.backed_ms * 1e6) : 0.0;
+  if (rank() == 0)
+    std::printf("  a change between two transfers: backed %.4f Gbit/s over %.0f ms, the last "
+                "transfer %.4f over %.0f ms (0.005, then 0.1)\n",
+                whole, ab.backed_ms, late, ab.late_ms);
+  // The last interval is one of the backed ones: its bytes and time are part of theirs.
+  EXPECT_LE(ab.late_ms, ab.backed_ms);
+  EXPECT_LE(ab.late_bytes, ab.backed_bytes);
+  EXPECT_LE(ab.late_bytes, static_cast<double>(X2));
+  EXPECT_LE(late, 0.1 * 1.05);
+  if (timing_checked()) {
+    EXPECT_GE(late, 0.1 * 0.5);
+    EXPECT_LT(ab.late_ms, 0.8 * ab.backed_ms);  // both transfers were timed
+    EXPECT_LT(whole, 0.5 * late);  // the blend: what the controller must not read alone
+  }
+  tr.flush();
+}
+
 // A link's streaming rate counts every chunk that arrived while a timed flow streamed on it, of
 // any flow (net/delivery.hpp), not the timed flows' own bytes: under tc detour3 a relayed part
 // read its share of c→b, beside an untimed first hop, as c→b's rate (0.009–0.06 Gbit/s on a

@@ -11,6 +11,7 @@
 
 using strait::Arrival;
 using strait::bytes_inside;
+using strait::last_per_link;
 using strait::LinkInterval;
 using strait::merge_per_link;
 using strait::paced_only;
@@ -26,6 +27,25 @@ TEST(Delivery, OverlappingIntervalsOfALinkMergeOthersStayApart) {
   EXPECT_DOUBLE_EQ(m[1].to, 0.40);
   EXPECT_EQ(m[2].link, 2);
   EXPECT_DOUBLE_EQ(m[2].from, 0.12);
+}
+
+// Each link's latest interval (the one that ended last), and the chunks inside it alone: what
+// the link did in its last transfer of the step (a change within the step shows there).
+TEST(Delivery, TheLastIntervalOfEachLinkIsItsLatest) {
+  const std::vector<LinkInterval> m =
+      merge_per_link({{1, 0.10, 0.20}, {2, 0.05, 0.30}, {1, 0.40, 0.45}, {1, 0.25, 0.30}});
+  const std::vector<LinkInterval> last = last_per_link(m);
+  ASSERT_EQ(last.size(), 2u);
+  EXPECT_EQ(last[0].link, 1);
+  EXPECT_DOUBLE_EQ(last[0].from, 0.40);
+  EXPECT_DOUBLE_EQ(last[0].to, 0.45);
+  EXPECT_EQ(last[1].link, 2);
+  EXPECT_DOUBLE_EQ(last[1].to, 0.30);
+  const std::vector<Arrival> arrived{{1, 0.15, 100}, {1, 0.42, 10}, {1, 0.45, 20}, {2, 0.20, 5}};
+  const std::vector<double> b = bytes_inside(last, arrived, 3);
+  EXPECT_DOUBLE_EQ(b[1], 30.0);  // the two chunks of the last interval, not the first's
+  EXPECT_DOUBLE_EQ(b[2], 5.0);
+  EXPECT_TRUE(last_per_link({}).empty());
 }
 
 // The case that made a clear link look congested: a relayed flow streams on link 5 (its chunks

@@ -541,6 +541,99 @@ TEST(LinkStates, ABackedRateIsTheLinksOwnWhateverIsRelayedBesideIt) {
   EXPECT_NEAR(r2.last_gbps(1, 0), 0.05, 1e-12);  // 1→0 itself: its backed rate
 }
 
+// A link whose rate changed within a step: the step's backed rate blends before and after, and a
+// decision made on it still sees a recovered link congested (markov3). The link's last backed
+// transfer (late_*: a quarter of the step's bytes here) reads the link as it is now; it is the
+// sample when it is over kLateChange (2) times the whole figure or under half of it, not for
+// the noise of a clear link.
+TEST(LinkStates, AChangeWithinTheStepIsReadFromItsLastTransfer) {
+  // Of 1e6 bytes backed, 7.5e5 at `early` and the last 2.5e5 (the last transfer) at `late`.
+  auto step = [](int64_t s, double early, double late) {
+    StepRecord r = step_with(s, 2, 0, 1, early);
+    LinkStep& l = r.links[1];
+    l.late_bytes = 2.5e5, l.late_ms = 2.5e5 * 8 / (late * 1e6);
+    l.backed_bytes = 1e6, l.backed_ms = 7.5e5 * 8 / (early * 1e6) + l.late_ms;
+    return r;
+  };
+  auto world = [&] {
+    LinkStates ls(2, {0, 1.0, 1.0, 0}, {0, 10, 10, 0}, LinkStates::Params{4, 0.5});
+    for (int64_t s = 0; s < 5; ++s) ls.observe(step(s, 0.9, 0.9));
+    for (int64_t s = 5; s < 10; ++s) ls.observe(step(s, 0.05, 0.05));
+    return ls;
+  };
+  LinkStates ls = world();
+  EXPECT_NEAR(ls.reference_gbps(0, 1), 0.9, 1e-12);
+  EXPECT_EQ(ls.last_state(0, 1), 0);
+  // A recovery in the last quarter of the bytes: the step reads 0.065 (level 0), its last
+  // transfer 0.9 — the link is clear now.
+  StepRecord up = step(10, 0.05, 0.9);
+  EXPECT_NEAR(up.links[1].backed_gbps(), 0.0655, 1e-3);
+  ls.observe(up);
+  EXPECT_NEAR(ls.last_gbps(0, 1), 0.9, 1e-12);
+  EXPECT_EQ(ls.last_state(0, 1), 3);
+  // Without the last transfer's figure the same step is the blend, and the link stays congested.
+  LinkStates blend = world();
+  up.links[1].late_bytes = up.links[1].late_ms = 0;
+  blend.observe(up);
+  EXPECT_NEAR(blend.last_gbps(0, 1), 0.0655, 1e-3);
+  EXPECT_EQ(blend.last_state(0, 1), 0);
+  // An onset: 0.9, then 0.05 in the last transfer; the step reads 0.17, its last transfer 0.05.
+  ls.observe(step(11, 0.9, 0.05));
+  EXPECT_NEAR(ls.last_gbps(0, 1), 0.05, 1e-12);
+  EXPECT_EQ(ls.last_state(0, 1), 0);
+  // Noise: 0.8 and then 0.95 is no change (the ratio is 1.14): the whole step's figure.
+  ls.observe(step(12, 0.8, 0.95));
+  EXPECT_NEAR(ls.last_gbps(0, 1), 1e6 * 8 / (7.5e5 * 8 / 0.8e6 + 2.5e5 * 8 / 0.95e6) / 1e6, 1e-12);
+  EXPECT_EQ(ls.last_state(0, 1), 3);
+}
+
+// The same for a relayed hop, which has only a streaming rate and is read through the pacing
+// test: markov3's b→a carried c→b→a when c→b and b→a both recovered in the middle of a sync, and
+// over the step it streamed at 0.009 Gbit/s (a twentieth, then full) — a congested link's figure,
+// though its last streaming interval ran at the link's rate. With the last intervals of both
+// hops (the upstream's in the pacing test too) the hop is at the upstream's pace now: a lower
+// bound at 0.9 that leaves only the top level, which it names.
+TEST(LinkStates, ARelayedHopThatRecoveredWithinTheStepIsSeenAtItsLastPace) {
+  const Carriage own(3, {{1, 0}, {2, 1}}), relay(3, {{2, 1, 0}});
+  // 1→0 and 2→1 at `early` over 7.5e5 bytes and `late` over the last 2.5e5: 1→0 streaming,
+  // 2→1 backed (its sender's own flow), or both backed when `own_flows`.
+  auto step = [](int64_t s, double early, double late, bool own_flows) {
+    StepRecord r;
+    r.step = s;
+    r.links.assign(9, LinkStep{});
+    for (int l : {1 * 3 + 0, 2 * 3 + 1}) {
+      LinkStep& m = r.links[l];
+      const double late_ms = 2.5e5 * 8 / (late * 1e6), ms = 7.5e5 * 8 / (early * 1e6) + late_ms;
+      m.stream_bytes = 1e6, m.stream_ms = ms;
+      m.late_stream_bytes = 2.5e5, m.late_stream_ms = late_ms;
+      if (own_flows || l == 2 * 3 + 1)
+        m.backed_bytes = 1e6, m.backed_ms = ms, m.late_bytes = 2.5e5, m.late_ms = late_ms;
+    }
+    return r;
+  };
+  auto world = [&] {
+    LinkStates ls(3, {0, 1, 1, 1, 0, 1, 1, 1, 0}, std::vector<double>(9, 10.0), LinkStates::Params{4, 0.5});
+    for (int64_t s = 0; s < 5; ++s) ls.observe(step(s, 0.9, 0.9, true), &own);
+    for (int64_t s = 5; s < 10; ++s) ls.observe(step(s, 0.05, 0.05, true), &own);
+    return ls;
+  };
+  LinkStates ls = world();
+  EXPECT_EQ(ls.last_state(1, 0), 0);
+  const StepRecord up = step(10, 0.05, 0.9, false);
+  EXPECT_NEAR(up.links[1 * 3 + 0].stream_gbps(), 0.0655, 1e-3);
+  ls.observe(up, &relay);
+  EXPECT_EQ(ls.last_measured_step(1, 0), 10);
+  EXPECT_NEAR(ls.last_gbps(1, 0), 0.9, 1e-12);
+  EXPECT_EQ(ls.last_state(1, 0), 3);
+  EXPECT_EQ(ls.last_state(2, 1), 3);
+  // Without the last intervals: the blend, paced by the blended upstream, a bound in level 0.
+  LinkStates blend = world();
+  StepRecord old = up;
+  for (LinkStep& m : old.links) m.late_bytes = m.late_ms = m.late_stream_bytes = m.late_stream_ms = 0;
+  blend.observe(old, &relay);
+  EXPECT_EQ(blend.last_state(1, 0), 0);
+}
+
 namespace {
 
 fs::path scratch() {

@@ -99,8 +99,9 @@ std::vector<RankRow> make_ranks(int64_t s) {
 }
 
 std::vector<LinkRow> make_links(int64_t s) {
-  return {LinkRow{s, 0, 1, 1.5e6 + s, 512.0, 12.0, 0.99, 1.05, 1.01, 0.35, 20.25, 3, 0.5, 11.5, 1.0, 20.0, 1.0},
-          LinkRow{s, 1, 0, 2.5e6, 0.0, 20.0, 1.0, std::nan(""), std::nan(""), std::nan(""), std::nan(""), 0, std::nan(""),
+  return {LinkRow{s, 0, 1, 1.5e6 + s, 512.0, 12.0, 0.99, 1.05, 1.01, 0.97, 1.02, 0.35, 20.25, 3, 0.5, 11.5, 1.0, 20.0, 1.0},
+          LinkRow{s, 1, 0, 2.5e6, 0.0, 20.0, 1.0, std::nan(""), std::nan(""), std::nan(""), std::nan(""),
+                  std::nan(""), std::nan(""), 0, std::nan(""),
                   std::nan(""), 1.25, 5.0, std::nan("")}};
 }
 
@@ -141,6 +142,8 @@ void expect_link(const LinkRow& a, const LinkRow& b) {
   auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
   EXPECT_TRUE(same(a.stream_gbps, b.stream_gbps));
   EXPECT_TRUE(same(a.backed_gbps, b.backed_gbps));
+  EXPECT_TRUE(same(a.late_gbps, b.late_gbps));
+  EXPECT_TRUE(same(a.late_stream_gbps, b.late_stream_gbps));
   EXPECT_TRUE(same(a.held_gbps, b.held_gbps));
   EXPECT_TRUE(same(a.latency_ms, b.latency_ms));
   EXPECT_EQ(a.latency_samples, b.latency_samples);
