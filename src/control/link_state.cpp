@@ -39,8 +39,9 @@ constexpr double kLateChange = 2.0;
 // the `whole_ms`: the last transfer that kept it busy, or the last streaming) read over
 // kLateChange times the whole figure, or under 1/kLateChange of it, that interval is the
 // sample: the link as it is now (docs/paths.md, "A change within the step"). Noise does not
-// reach the factor: on steps whose link did not change the two were within 0.86–1.10 of each
-// other (1st–99th percentile).
+// reach the factor: on markov3 steps whose link did not change, a backed rate's last interval
+// was within 0.86–1.09 of the whole (1st–99th percentile; none of 5983 beyond the factor), a
+// relayed hop's streaming one within 0.70–1.27 (8 of 1074 beyond it, its upstream's changes).
 double now_gbps(double whole, double late, double whole_ms, double late_ms) {
   const bool changed = late > 0 && late_ms < whole_ms &&
                        (late > kLateChange * whole || late * kLateChange < whole);
