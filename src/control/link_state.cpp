@@ -345,7 +345,8 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
   std::vector<double> rate(static_cast<size_t>(n_) * n_, 0.0);
   for (int l = 0; l < n_ * n_ && l < static_cast<int>(r.links.size()); ++l) {
     const LinkStep& m = r.links[l];
-    if (m.backed_ms > 0 && m.backed_bytes > 0) rate[l] = now_gbps(m.backed_gbps(), m.late_gbps(), m.backed_ms, m.late_ms);
+    if (m.backed_ms > 0 && m.backed_bytes > 0)
+      rate[l] = now_gbps(m.backed_gbps(), m.late_gbps(), m.backed_ms, m.late_ms);
     else if (m.stream_ms > 0 && m.stream_bytes > 0)
       rate[l] = now_gbps(m.stream_gbps(), m.late_stream_gbps(), m.stream_ms, m.late_stream_ms);
   }
@@ -416,7 +417,8 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
       // backed rate (a relayed hop, read through the pacing test below as ever).
       const double g =
           backed     ? now_gbps(m.backed_gbps(), m.late_gbps(), m.backed_ms, m.late_ms)
-          : streamed ? now_gbps(m.stream_gbps(), m.late_stream_gbps(), m.stream_ms, m.late_stream_ms)
+          : streamed ? now_gbps(m.stream_gbps(), m.late_stream_gbps(), m.stream_ms,
+                                m.late_stream_ms)
                      : m.goodput_gbps();
       bool bound = !streamed;
       if (!backed && streamed && carried && !carried->upstream[l].empty()) {

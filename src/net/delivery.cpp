@@ -22,7 +22,8 @@ std::vector<LinkInterval> merge_per_link(std::vector<LinkInterval> v) {
 std::vector<LinkInterval> last_per_link(const std::vector<LinkInterval>& merged) {
   std::vector<LinkInterval> out;
   for (const LinkInterval& iv : merged) {
-    auto it = std::find_if(out.begin(), out.end(), [&](const LinkInterval& o) { return o.link == iv.link; });
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const LinkInterval& o) { return o.link == iv.link; });
     if (it == out.end()) out.push_back(iv);
     else if (iv.to > it->to) *it = iv;
   }
