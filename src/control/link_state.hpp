@@ -7,7 +7,8 @@
 //              rate, exact whatever was relayed beside it) — over the link's last backed
 //              interval alone (late_gbps) when that read over twice the step's figure or
 //              under half of it: the link changed within the step, and a recovery shows only
-//              in the bytes sent after it; else the streaming rate (stream_gbps:
+//              in the bytes sent after it (the streaming rate likewise, late_stream_gbps);
+//              else the streaming rate (stream_gbps:
 //              every chunk, of any flow, that arrived inside the union of the streamed flows'
 //              first-to-last arrivals, over that union: net/delivery.hpp), read through the
 //              pacing test below; before the first measurement, the

@@ -53,8 +53,9 @@ struct LinkCounters {
                                // pace of the hops before it; it shares this figure's bytes and
                                // cannot stretch its time, as it stretches stream_ms's union
                                // (transport.cpp, Backed)
-  double late_bytes = 0;       // receiver: the last of those backed intervals (merged, as
-  double late_ms = 0;          // backed_*: the one that ended last) and the bytes that arrived
+  double late_bytes = 0;       // receiver: the last of those backed intervals (merged and
+  double late_ms = 0;          // kept, as backed_*: the one that ended last — a controller
+                               // message's flow too, when it came last) and the bytes that arrived
                                // in it: the link's rate the latest time its sender kept it busy.
                                // A link whose rate changed within the step reads the new rate
                                // here while backed_* blends both (a recovery shows only in the
