@@ -412,14 +412,9 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
         only_truncate(m.goodput_gbps());
         continue;
       }
-      // A link that changed within the step is sampled as its last interval found it
-      // (now_gbps): the backed rate's last interval, or the streaming rate's for a link with no
-      // backed rate (a relayed hop, read through the pacing test below as ever).
-      const double g =
-          backed     ? now_gbps(m.backed_gbps(), m.late_gbps(), m.backed_ms, m.late_ms)
-          : streamed ? now_gbps(m.stream_gbps(), m.late_stream_gbps(), m.stream_ms,
-                                m.late_stream_ms)
-                     : m.goodput_gbps();
+      // The step's rate as the pacing test has it (above: backed, else streaming, each as its
+      // last interval found it when the link changed within the step); untimed, the goodput.
+      const double g = rate[l] > 0 ? rate[l] : m.goodput_gbps();
       bool bound = !streamed;
       if (!backed && streamed && carried && !carried->upstream[l].empty()) {
         // What the hops before it let through: per relayed flow, its slowest upstream link's

@@ -20,12 +20,11 @@ std::vector<LinkInterval> merge_per_link(std::vector<LinkInterval> v) {
 }
 
 std::vector<LinkInterval> last_per_link(const std::vector<LinkInterval>& merged) {
+  // merge_per_link's order (by link, then start; a link's intervals apart): each link's last.
   std::vector<LinkInterval> out;
   for (const LinkInterval& iv : merged) {
-    auto it = std::find_if(out.begin(), out.end(),
-                           [&](const LinkInterval& o) { return o.link == iv.link; });
-    if (it == out.end()) out.push_back(iv);
-    else if (iv.to > it->to) *it = iv;
+    if (!out.empty() && out.back().link == iv.link) out.back() = iv;
+    else out.push_back(iv);
   }
   return out;
 }

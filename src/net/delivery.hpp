@@ -36,7 +36,8 @@ struct LinkInterval {
 // The intervals sorted by link and start, overlapping ones of a link merged into one.
 std::vector<LinkInterval> merge_per_link(std::vector<LinkInterval> v);
 
-// Of each link's intervals in `merged`, the one that ended last: what the link did latest in the
+// Of each link's intervals in `merged` (merge_per_link's order, as paced_only keeps it), the one
+// that ended last: what the link did latest in the
 // counted time. A link whose rate changed within a step reads its new rate over that interval
 // while the whole step's figure blends both (LinkCounters::late_*, docs/paths.md "A change
 // within the step").
