@@ -29,7 +29,8 @@
 # and a second table: per link change the wall time of its step and the next, and the steady
 # pace elsewhere (docs/paths.md, "Where the oracle's lead is").
 # Writes results/bench/paths.csv (every run) and results/bench/paths.md; traces in a temporary
-# folder. Cost: about 22 minutes on 2 cores with 1 repeat and TC=1 (measured), 44 with
+# folder. BENCH_NAME=N writes results/bench/N.csv and N.md instead — for a narrowed run, so
+# that it does not replace the record (docs/paths.md, "Measured"). Cost: about 22 minutes on 2 cores with 1 repeat and TC=1 (measured), 44 with
 # BENCH_REPEATS=2, 47 with BENCH_REPEATS=2 TC_REPEATS=4, 48–50 with TC_REPEATS=6, 73 with
 # SEEDS=3 TC_REPEATS=2 (the record of ce525bf: three schedule sets, one run each; measured).
 # Usage: scripts/bench-paths.sh [BUILD_DIR]
@@ -44,6 +45,8 @@ build=${1:-build}
 repeats=${BENCH_REPEATS:-1}
 tc_repeats=${TC_REPEATS:-$repeats}
 seeds=${SEEDS:-1}
+name=${BENCH_NAME:-paths}
+[[ $name =~ ^[A-Za-z0-9._-]+$ ]] || { echo "bench-paths: BENCH_NAME must be a plain file name (got '$name')" >&2; exit 2; }
 [[ $seeds =~ ^[1-9][0-9]*$ ]] || { echo "bench-paths: SEEDS must be a positive integer (got '$seeds')" >&2; exit 2; }
 scenarios=${SCENARIOS-"markov3 detour3 clear3 sparse-ring4 us-eu-asia-c mesh6-c"}
 policies=${POLICIES:-"direct shortest widest ewma-widest mdp oracle-now oracle"}
@@ -166,7 +169,7 @@ for k in $(seq 0 $((seeds - 1))); do
   fi
 done
 
-/usr/bin/python3 scripts/paths_table.py "$list" results/bench/paths.csv results/bench/paths.md \
+/usr/bin/python3 scripts/paths_table.py "$list" "results/bench/$name.csv" "results/bench/$name.md" \
   "$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
   "$repeats$([ "${TC:-0}" = 1 ] && [ "$tc_repeats" != "$repeats" ] && echo " ($tc_repeats under tc)")"
-cat results/bench/paths.md
+cat "results/bench/$name.md"

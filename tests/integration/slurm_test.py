@@ -14,8 +14,9 @@ One case per CTest test; each starts its own cluster (on ports no other holds) a
   sigterm_shell   SIGTERM to the batch shell alone reaches the ranks the same way (status 3);
   bad_ntasks      a job whose task count is not the config's world size fails with status 2, a
                   message naming --ntasks and both counts, and no trace or checkpoint;
-  bench           slurm/bench.sbatch runs bench-paths (narrowed to clear3, direct and oracle) in
-                  a copy of scripts/ and configs/, and its table lands there with both rows.
+  bench           slurm/bench.sbatch runs bench-paths (narrowed to clear3, direct and oracle;
+                  BENCH_NAME=paths-clear3) in a copy of scripts/ and configs/, and its table lands
+                  there with both rows, the record (results/bench/paths.md) left as it was.
 Exits 77 (CTest: skipped) with slurm-local's reason where it cannot run (not root, Slurm or munge
 missing).
 """
@@ -297,8 +298,13 @@ def case_bench():
     home = os.path.join(TMP, "home")
     for d in ("scripts", "configs"):
         shutil.copytree(os.path.join(SRC, d), os.path.join(home, d))
+    # A narrowed run named apart (BENCH_NAME) leaves the record as it was.
+    os.makedirs(os.path.join(home, "results", "bench"))
+    record = os.path.join(home, "results", "bench", "paths.md")
+    with open(record, "w") as f:
+        f.write("the record\n")
     env = dict(os.environ, STRAIT_HOME=home, STRAIT_BUILD=os.path.dirname(STRAIT), SCENARIOS="clear3",
-               POLICIES="direct oracle", BLP_SCENARIOS="")
+               POLICIES="direct oracle", BLP_SCENARIOS="", BENCH_NAME="paths-clear3")
     bench = os.path.join(SRC, "slurm", "bench.sbatch")
     p = subprocess.run(["sbatch", "--parsable", "-o", os.path.join(TMP, "job-%j.out"), bench, "nosuch"],
                        capture_output=True, text=True, cwd=TMP, env=env)
@@ -310,13 +316,16 @@ def case_bench():
     check(p.returncode == 0, f"sbatch accepts the bench job ({p.stderr.strip()})")
     code, out = wait_job(p.stdout.strip().split(";")[0], limit=400)
     check(code == 0 and "bench-paths exit status 0" in out, f"the bench job exits 0 ({out.strip()[-400:]})")
-    with open(os.path.join(home, "results", "bench", "paths.csv")) as f:
+    with open(os.path.join(home, "results", "bench", "paths-clear3.csv")) as f:
         rows = [line.split(",") for line in f.read().splitlines()[1:]]
     check(sorted((r[0], r[2]) for r in rows) == [("clear3", "direct"), ("clear3", "oracle")],
-          f"results/bench/paths.csv holds clear3's direct and oracle rows ({rows})")
+          f"results/bench/paths-clear3.csv holds clear3's direct and oracle rows ({rows})")
     check(all(int(r[4]) > 100 and float(r[7]) > 0 for r in rows), "each with its steps and a measured tokens/s")
-    with open(os.path.join(home, "results", "bench", "paths.md")) as f:
+    with open(os.path.join(home, "results", "bench", "paths-clear3.md")) as f:
         check("| clear3 | sw | direct |" in f.read(), "and the Markdown table has them")
+    with open(record) as f:
+        check(f.read() == "the record\n" and not os.path.exists(os.path.join(home, "results", "bench", "paths.csv")),
+              "the record (results/bench/paths.md) is left as it was")
 
 
 def cancel_all():
