@@ -87,8 +87,9 @@ struct InFlow {
   size_t bytes = 0, chunk = 0, nchunks = 0, window = 0;
   std::vector<MPI_Request> reqs;
   size_t posted = 0, done = 0;  // chunks posted / completed, both in order
-  // The header: the sender's first-byte time (rank 0's clock), the part's offset and bytes.
-  double hdr[Transport::kHeaderDoubles] = {0, 0, 0};
+  // The header: the sender's first-byte time (rank 0's clock), the part's offset and bytes, and
+  // the sender's sightings of its links (Transport::header_doubles).
+  std::vector<double> hdr;
   size_t xi = 0;                // its transfer
   bool sized = true;            // false until the header gives its size (sized_by_header)
   double header_miss_at = -1;   // unsized: the last test that found the header missing
@@ -124,8 +125,8 @@ struct OutFlow {
   size_t reserved = 0;                           // chunks reserved so far
   double prev_start = -1e300;                    // start of the last reserved chunk
   double prev_end = -1e300;                      // end of its transmission
-  double hdr[Transport::kHeaderDoubles] = {0, 0, 0};  // first byte onto the link (rank 0's
-                                                 // clock), offset and bytes of the part
+  std::vector<double> hdr;                       // first byte onto the link (rank 0's clock),
+                                                 // offset and bytes of the part, sightings
   double last_deliver = -1e300;                  // the last chunk's delivery time (shaped)
   size_t sent = 0;
   MPI_Request header = MPI_REQUEST_NULL;         // carries hdr to the next DC (unshaped)
@@ -175,6 +176,7 @@ Transport::Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario
   counters_.assign(n_ * n_, LinkCounters{});
   wire_.assign(n_ * n_, {});
   seen_.assign(n_ * n_, {});
+  heard_.assign(n_ * n_, {-1.0, -1e300});
   for (int s = 0; s < n_; ++s)
     for (int d = 0; d < n_; ++d)
       if (const LinkSchedule* l = scenario_->link(s, d))
@@ -334,9 +336,10 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       in.tag = tag;
       in.xi = xi;
       in.sized = !x.sized_by_header;
+      in.hdr.assign(static_cast<size_t>(header_doubles()), 0.0);
       ins.push_back(std::move(in));
       InFlow& posted = ins.back();
-      MPI_CHECK(MPI_Irecv(posted.hdr, kHeaderDoubles, MPI_DOUBLE, posted.prev_dc,
+      MPI_CHECK(MPI_Irecv(posted.hdr.data(), header_doubles(), MPI_DOUBLE, posted.prev_dc,
                           tag + kMaxTransfers, channel, &posted.header));
       feed = &posted;
     }
@@ -347,6 +350,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       f.tag = tag;
       f.sized = h == 0 || !x.sized_by_header;
       f.by_header = x.sized_by_header;
+      f.hdr.assign(static_cast<size_t>(header_doubles()), 0.0);
       if (f.sized) {
         f.bytes = x.bytes;
         f.chunk = ch;
@@ -389,6 +393,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           continue;
         }
         in.header_done = true;
+        hear(in.prev_dc, in.hdr.data());
         const double part = in.hdr[2];
         STRAIT_CHECK(part >= 0 && in.hdr[1] >= 0 &&
                          in.hdr[1] + part <= static_cast<double>(xs[in.xi].bytes),
@@ -425,6 +430,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         int done = 0;
         MPI_CHECK(MPI_Test(&in.header, &done, MPI_STATUS_IGNORE));
         in.header_done = done != 0;
+        if (in.header_done) hear(in.prev_dc, in.hdr.data());
       }
       if (in.done == in.nchunks && in.header_done && !in.recorded && in.nchunks == 0) {
         in.recorded = true;  // a header alone: no bytes crossed
@@ -468,16 +474,18 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         if (!f.header_sent && shaped_) {
           const Reservation r = link->reserve(t, 0);
           f.hdr[0] = t0_ + r.start + clock_offset_s_;
+          put_sightings(self, f.hdr.data());
           f.prev_start = r.start, f.prev_end = r.end;
           const double at = std::max(r.deliver, f.last_deliver);
           f.last_deliver = at;
           Courier::Item h{at, channel, f.next_dc, f.tag + kMaxTransfers, MPI_DOUBLE,
-                          std::vector<char>(sizeof f.hdr)};
-          std::memcpy(h.data.data(), f.hdr, sizeof f.hdr);
+                          std::vector<char>(f.hdr.size() * sizeof(double))};
+          std::memcpy(h.data.data(), f.hdr.data(), h.data.size());
           box->post(std::move(h));
         } else if (!f.header_sent) {
           f.hdr[0] = rank0_time();
-          MPI_CHECK(MPI_Isend(f.hdr, kHeaderDoubles, MPI_DOUBLE, f.next_dc, f.tag + kMaxTransfers,
+          put_sightings(self, f.hdr.data());
+          MPI_CHECK(MPI_Isend(f.hdr.data(), header_doubles(), MPI_DOUBLE, f.next_dc, f.tag + kMaxTransfers,
                               channel, &f.header));
         }
         f.header_sent = true;
@@ -511,9 +519,10 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
             // only after the whole chunk, a clear ring of 3 synced 8% slower).
             const double head_at =
                 f.by_header ? std::min(at, r.start + link->schedule().at(r.start).latency_s) : at;
+            put_sightings(self, f.hdr.data());
             Courier::Item h{head_at, channel, f.next_dc, f.tag + kMaxTransfers, MPI_DOUBLE,
-                            std::vector<char>(sizeof f.hdr)};
-            std::memcpy(h.data.data(), f.hdr, sizeof f.hdr);
+                            std::vector<char>(f.hdr.size() * sizeof(double))};
+            std::memcpy(h.data.data(), f.hdr.data(), h.data.size());
             box->post(std::move(h));
           }
           const char* from = f.data + f.reserved * f.chunk;
@@ -527,7 +536,8 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       while (f.sent < f.reserved) {
         if (f.sent == 0) {
           f.hdr[0] = rank0_time();
-          MPI_CHECK(MPI_Isend(f.hdr, kHeaderDoubles, MPI_DOUBLE, f.next_dc, f.tag + kMaxTransfers,
+          put_sightings(self, f.hdr.data());
+          MPI_CHECK(MPI_Isend(f.hdr.data(), header_doubles(), MPI_DOUBLE, f.next_dc, f.tag + kMaxTransfers,
                               channel, &f.header));
         }
         MPI_Request r;
@@ -593,8 +603,8 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
     std::vector<Route> cut;
     if (adaptive && a == self) {
       cut = *rs;
-      const std::vector<double> seen{seen_gbps(self, cut[0].path[1], fresh_since),
-                                     seen_gbps(self, cut[1].path[1], fresh_since)};
+      const std::vector<double> seen{route_seen(cut[0].path, fresh_since),
+                                     route_seen(cut[1].path, fresh_since)};
       const std::vector<double> f = adapted_fractions(cut, seen);
       for (size_t r = 0; r < cut.size(); ++r) cut[r].fraction = f[r];
     }
@@ -654,7 +664,7 @@ void Transport::note_reserved(int link, const Reservation& r, double bytes) {
   v.push_back({r.start, r.end, bytes});
 }
 
-double Transport::seen_gbps(int src, int dst, double since) const {
+double Transport::seen_gbps(int src, int dst, double since, double* at) const {
   if (!shaped_ || !links_[src * n_ + dst]) return -1;
   const double t = now();
   std::lock_guard<std::mutex> lock(seen_mu_);
@@ -668,8 +678,43 @@ double Transport::seen_gbps(int src, int dst, double since) const {
       bound = bound < 0 ? b : std::min(bound, b);
     }
   }
-  if (bound >= 0 && (gbps < 0 || bound < gbps)) return bound;
+  if (bound >= 0 && (gbps < 0 || bound < gbps)) {
+    if (at) *at = t;
+    return bound;
+  }
+  if (at) *at = last_end;
   return gbps;
+}
+
+double Transport::route_seen(const std::vector<int>& path, double since) const {
+  if (path.size() < 2) return -1;
+  double seen = seen_gbps(path[0], path[1], since);
+  // Sightings reported by the later links' senders, fresh on rank 0's clock.
+  const double fresh = t0_ + since + clock_offset_s_;
+  std::lock_guard<std::mutex> lock(seen_mu_);
+  for (size_t h = 1; h + 1 < path.size(); ++h) {
+    const auto& [gbps, when] = heard_[static_cast<size_t>(path[h] * n_ + path[h + 1])];
+    if (gbps >= 0 && when >= fresh) seen = seen < 0 ? gbps : std::min(seen, gbps);
+  }
+  return seen;
+}
+
+void Transport::put_sightings(int self, double* hdr) const {
+  for (int k = 0; k < n_; ++k) {
+    double at = -1e300;
+    const double g = k == self ? -1 : seen_gbps(self, k, -1e300, &at);
+    hdr[kHeaderDoubles + 2 * k] = g;
+    hdr[kHeaderDoubles + 2 * k + 1] = g >= 0 ? t0_ + at + clock_offset_s_ : -1e300;
+  }
+}
+
+void Transport::hear(int from, const double* hdr) {
+  std::lock_guard<std::mutex> lock(seen_mu_);
+  for (int k = 0; k < n_; ++k) {
+    const double g = hdr[kHeaderDoubles + 2 * k], when = hdr[kHeaderDoubles + 2 * k + 1];
+    auto& h = heard_[static_cast<size_t>(from * n_ + k)];
+    if (k != from && g >= 0 && when > h.second) h = {g, when};
+  }
 }
 
 std::pair<size_t, size_t> route_part(const std::vector<Route>& routes, size_t r, size_t len) {

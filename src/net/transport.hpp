@@ -96,8 +96,9 @@ using Paths = std::vector<std::vector<int>>;
 
 // One of the paths a flow takes, with its share of the flow's bytes (multi-path flows).
 // With `gbps` > 0 on both routes of a two-route pair, the routes are adaptive (software shaper
-// only): the pair's sender may move bytes off a route whose first link it has just seen deliver
-// at under half the rate the decision expected (adapted_fractions); a route of fraction 0 is then
+// only): the pair's sender may move bytes off a route whose links it has just seen deliver — its
+// first link by itself, the later ones by what their senders report in their headers — at under
+// half the rate the decision expected (adapted_fractions); a route of fraction 0 is then
 // a standby, kept ready at the cost of a header per transfer (docs/paths.md, "Reaction inside a
 // sync").
 struct Route {
@@ -116,8 +117,8 @@ std::pair<size_t, size_t> route_part(const std::vector<Route>& routes, size_t r,
 Paths direct_paths(int num_dcs);
 
 // Adaptive routes: the fractions a sender uses for a two-route pair whose routes carry their
-// expected rates (Route::gbps), given what it has seen of each route's first link lately
-// (`seen_gbps`, Gbit/s of the run; < 0: nothing fresh). A route seen below kAdaptBelow × its
+// expected rates (Route::gbps), given what it has seen of each route lately (`seen_gbps`, Gbit/s
+// of the run: the least fresh sighting of its links, Transport::route_seen; < 0: nothing fresh). A route seen below kAdaptBelow × its
 // expected rate is degraded: its rate is taken as the one seen, and it keeps at most the share
 // that would let both parts end together on those rates (the other route takes the rest); two
 // degraded routes share in proportion to what was seen. Nothing degraded: the decision's
@@ -161,8 +162,8 @@ class Transport {
   // of the step so that relays know their roles.
   // A pair with routes in `routes` (when given) splits its bytes among them.
   // A pair whose two routes are adaptive (Route::gbps) has its bytes cut by its sender at the
-  // start of the transfer (adapted_fractions), on what it has seen of the routes' first links
-  // since run time `fresh_since` (seconds): both parts go, the cut in their headers, and the
+  // start of the transfer (adapted_fractions), on what it has seen of the routes since run time
+  // `fresh_since` (seconds; route_seen): both parts go, the cut in their headers, and the
   // receivers and relays size them from there.
   void exchange(MPI_Comm channel, int self_dc, const void* sbuf, size_t sbytes, int dst_dc,
                 void* rbuf, size_t rbytes, int src_dc, int tag_base,
@@ -173,8 +174,18 @@ class Transport {
   // of the run): the transmission rate of its last chunk on it that has left (ended) since
   // `since`, or less, when a chunk on it now has already taken longer than that rate allows
   // (the sender sees its queue not draining); < 0 when it has seen nothing since then. Only
-  // the software shaper gives this (the sender reserves its own links); unshaped: < 0.
-  double seen_gbps(int src, int dst, double since) const;
+  // the software shaper gives this (the sender reserves its own links); unshaped: < 0. With
+  // `at`: when it was seen (run seconds: the chunk's end, or now for one still leaving).
+  double seen_gbps(int src, int dst, double since, double* at = nullptr) const;
+  // What this rank has seen of a path lately (since run time `since`): the least of its first
+  // link's rate as its sender (seen_gbps) and, for every later link, the rate its sender last
+  // reported seeing in a header that reached this rank (every header carries its sender's
+  // sightings of each of its links: a relay's of the hop after it reaches the sender of the
+  // part whenever the relay sends to it); < 0 when none of them is fresh. Why: a route cut on
+  // its first link alone went on feeding a relay whose next link had collapsed — on markov3 a
+  // step of 740 ms against 225 with two thirds of a hop on c→b→a when b→a fell to a twentieth
+  // (docs/paths.md, "Reaction inside a sync").
+  double route_seen(const std::vector<int>& path, double since) const;
   // Throws std::invalid_argument unless paths has one path per ordered pair, each running from
   // its source to its destination over links that exist, without repeating a DC.
   void check_paths(const Paths& paths) const;
@@ -209,8 +220,11 @@ class Transport {
   // timestamp header (the sender's first-byte time, which the receiver needs for the wire time).
   static constexpr int kMaxTransfers = 512, kTagStride = 2 * kMaxTransfers, kMaxTagBases = 256;
   // The header of a flow on each hop: the sender's first-byte time (rank 0's clock), then the
-  // part's offset in its message and its bytes (Transfer::sized_by_header), as doubles.
+  // part's offset in its message and its bytes (Transfer::sized_by_header), then per DC k the
+  // sender's latest sighting of its link to k (seen_gbps: Gbit/s, < 0 none; and when, on rank 0's
+  // clock), as doubles: header_doubles() in all.
   static constexpr int kHeaderDoubles = 3;
+  int header_doubles() const { return kHeaderDoubles + 2 * n_; }
   // Chunks smaller than this say little of a link's rate (a header, a control message's tail).
   static constexpr double kSeenMinBytes = 1024;
 
@@ -241,7 +255,14 @@ class Transport {
   static constexpr size_t kSeenKept = 16;
   mutable std::mutex seen_mu_;
   std::vector<std::vector<Reserved>> seen_;
+  // Per link: the latest sighting its sender reported in a header that reached this rank (Gbit/s,
+  // < 0 none; when, on rank 0's clock). Guarded by seen_mu_.
+  std::vector<std::pair<double, double>> heard_;
   void note_reserved(int link, const Reservation& r, double bytes);
+  // This rank's sightings of its links into a header (from kHeaderDoubles on), and a header's
+  // sightings of its sender's links into heard_.
+  void put_sightings(int self, double* hdr) const;
+  void hear(int from, const double* hdr);
 };
 
 }  // namespace strait

@@ -658,6 +658,69 @@ TEST(Transport, AdaptiveRoutesMoveBytesOffALinkThatCollapses) {
   tr.flush();
 }
 
+// A relay's next link, seen through its headers (Transport::route_seen): c→a's bytes all go round
+// through b (c→b→a), with c→a direct as the standby; b sends to c beside it, so b's headers reach
+// c. b→a collapses to a twentieth at 0.3 s. The first transfer after it crawls through b→a; c,
+// whose own link c→b stays clear, cuts the second on what it has seen — nothing yet: b's header
+// with the crawl leaves at b's start of the second transfer, after c has cut — and the third on
+// b's report, sending almost everything direct. Freshness as in a sync of two ring steps (the
+// sightings since the transfer before the last one began). Fails with the first link alone seen.
+TEST(Transport, AdaptiveRoutesHearOfARelaysCollapsedLink) {
+  Config cfg = make_config(std::string(kShaped) +
+                           "[[link]]\nfrom = \"b\"\nto = \"a\"\ncapacity_gbps = 0.1\nlatency_ms = 10\n"
+                           "step_at_s = 0.3\nstep_capacity_gbps = 0.005\nstep_latency_ms = 10\n");
+  auto owned = transport(cfg);
+  Transport& tr = *owned;
+  const size_t X = 256 << 10, Y = 64 << 10;  // X: 21 ms at 0.1 Gbit/s, 420 ms at 0.005
+  const int me = rank();
+  const Paths paths = direct_paths(3);
+  Routes routes(9);
+  routes[2 * 3 + 0] = {Route{{2, 1, 0}, 1.0, 0.1}, Route{{2, 0}, 0.0, 0.1}};
+  const std::vector<std::pair<int, int>> pairs{{2, 0}, {1, 2}};
+  const std::vector<size_t> bytes{X, Y};
+  double starts[2] = {-1e300, -1e300};  // the last two transfers' starts
+  auto once = [&](int seed) {
+    auto x = pattern(X, seed), y = pattern(Y, seed + 100);
+    std::vector<char> got(me == 0 ? X : Y, 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime(), since = starts[0];
+    starts[0] = starts[1], starts[1] = tr.now();
+    const char* sbuf = me == 2 ? x.data() : y.data();
+    const int dst = me == 2 ? 0 : me == 1 ? 2 : -1, src = me == 0 ? 2 : me == 2 ? 1 : -1;
+    tr.exchange(MPI_COMM_WORLD, me, sbuf, me == 2 ? X : me == 1 ? Y : 0, dst, got.data(),
+                me == 0 ? X : me == 2 ? Y : 0, src, 1, pairs, bytes, paths, &routes, since);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double dt = MPI_Wtime() - t0;
+    if (me == 0) { EXPECT_EQ(got, x) << "transfer " << seed; }
+    if (me == 2) { EXPECT_EQ(got, y) << "transfer " << seed; }
+    return std::make_pair(dt, summed(tr)[2 * 3 + 0]);
+  };
+  const auto [t1, c1] = once(21);
+  EXPECT_EQ(c1.route0_bytes, static_cast<double>(X));
+  EXPECT_EQ(c1.moved_bytes, 0.0);
+  while (tr.now() < 0.35) usleep(5000);
+  const auto [t2, c2] = once(22);  // into the collapse: nothing seen of it
+  const auto [t3, c3] = once(23);  // b's report of it leaves after c's cut
+  const auto [t4, c4] = once(24);  // cut on b's report
+  if (me == 2)
+    std::printf("  relay's link heard: before %.1f ms, into the collapse %.1f, %.1f, after the "
+                "report %.1f ms (%.0f of %zu bytes moved to the standby)\n",
+                t1 * 1e3, t2 * 1e3, t3 * 1e3, t4 * 1e3, c4.moved_bytes, X);
+  for (const auto& c : {c2, c3, c4}) {
+    EXPECT_EQ(c.route0_bytes + c.route1_bytes, static_cast<double>(X));
+    EXPECT_EQ(c.moved_bytes, c.route1_bytes);
+  }
+  if (timing_checked()) {
+    EXPECT_EQ(c2.moved_bytes, 0.0);
+    EXPECT_EQ(c3.moved_bytes, 0.0);
+    // b saw a twentieth of 0.1 on b→a: the parts end together at 0.005 and 0.1, 1/21 round.
+    EXPECT_NEAR(c4.route0_bytes, X / 21.0, X * 0.02);
+    EXPECT_GE(t2, 0.4);
+    EXPECT_LE(t4, 0.5 * t3);
+  }
+  tr.flush();
+}
+
 // Adaptive parts are measured as fixed ones: a ring of three whose hops each send a quarter of
 // their bytes the other way round, every part sized by its header. The receivers post a part's
 // receives only when its header has come, just before chunk 0; a receiver that saw the header
