@@ -336,7 +336,10 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       in.tag = tag;
       in.xi = xi;
       in.sized = !x.sized_by_header;
-      in.hdr.assign(static_cast<size_t>(header_doubles()), 0.0);
+      // Until the header comes: the first three 0 (as ever), the sightings none (a rate of -1 is
+      // never heard).
+      in.hdr.assign(static_cast<size_t>(header_doubles()), -1.0);
+      std::fill_n(in.hdr.begin(), kHeaderDoubles, 0.0);
       ins.push_back(std::move(in));
       InFlow& posted = ins.back();
       MPI_CHECK(MPI_Irecv(posted.hdr.data(), header_doubles(), MPI_DOUBLE, posted.prev_dc,
@@ -598,7 +601,7 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
     const std::vector<Route>* rs = split ? &(*routes)[a * n_ + b] : nullptr;
     const size_t parts = rs ? rs->size() : 1;
     // Adaptive (Route::gbps): every DC of the routes knows that, from the record; only the
-    // sender knows the cut, from what it has seen of the routes' first links.
+    // sender knows the cut, from what it has seen of the routes (route_seen).
     const bool adaptive = shaped_ && rs && rs->size() == 2 && (*rs)[0].gbps > 0 && (*rs)[1].gbps > 0;
     std::vector<Route> cut;
     if (adaptive && a == self) {

@@ -184,7 +184,7 @@ class Transport {
   // part whenever the relay sends to it); < 0 when none of them is fresh. Why: a route cut on
   // its first link alone went on feeding a relay whose next link had collapsed — on markov3 a
   // step of 740 ms against 225 with two thirds of a hop on c→b→a when b→a fell to a twentieth
-  // (docs/paths.md, "Reaction inside a sync").
+  // (docs/paths.md, "A relay's next link").
   double route_seen(const std::vector<int>& path, double since) const;
   // Throws std::invalid_argument unless paths has one path per ordered pair, each running from
   // its source to its destination over links that exist, without repeating a DC.

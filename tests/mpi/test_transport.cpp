@@ -710,6 +710,9 @@ TEST(Transport, AdaptiveRoutesHearOfARelaysCollapsedLink) {
     EXPECT_EQ(c.route0_bytes + c.route1_bytes, static_cast<double>(X));
     EXPECT_EQ(c.moved_bytes, c.route1_bytes);
   }
+  // b's report of the crawl (the shaper's reservations: no timing in it) reached c before the
+  // fourth transfer whatever the machine's load: most of its bytes went direct.
+  EXPECT_GT(c4.moved_bytes, X / 2.0);
   if (timing_checked()) {
     EXPECT_EQ(c2.moved_bytes, 0.0);
     EXPECT_EQ(c3.moved_bytes, 0.0);
