@@ -108,11 +108,16 @@ launcher_of() {
   echo "$l"
 }
 
+# A signal gives netns-run up to 20 s for its ranks to stop, then 5 s for what is left and its
+# delay stages, before it removes its namespaces: a KILL sooner leaves them behind (and every later
+# run of this test fails on them as stale), so `timeout` waits this long after its signal.
+KILL_AFTER=60
+
 # launch LOG TIMEOUT_S ARGS...: runs netns-run in the background, bounded; sets RC.
 launch() {
   local log=$1 secs=$2
   shift 2
-  timeout -k 10 "$secs" "$RUN" --build "$BUILD" "$@" >"$log" 2>&1 &
+  timeout -k "$KILL_AFTER" "$secs" "$RUN" --build "$BUILD" "$@" >"$log" 2>&1 &
   local t=$! l
   l=$(launcher_of "$t")
   [ -n "$l" ] && LAUNCHERS+=("$l")
@@ -216,7 +221,7 @@ ok "--congestion no-such-algorithm refused (exit 2, option named)"
 check_clean "refused --congestion"
 
 # ---- 3. SIGTERM in the middle of a run --------------------------------------------------------
-timeout -k 10 120 "$RUN" --build "$BUILD" --config "$TMP/tiny.toml" -- --force --set train.steps=100000 \
+timeout -k "$KILL_AFTER" 120 "$RUN" --build "$BUILD" --config "$TMP/tiny.toml" -- --force --set train.steps=100000 \
   >"$TMP/term.log" 2>&1 &
 t=$!
 l=$(launcher_of "$t")
