@@ -703,6 +703,7 @@ double Transport::route_seen(const std::vector<int>& path, double since) const {
 }
 
 void Transport::put_sightings(int self, double* hdr) const {
+  if (!shaped_) return;  // no sightings, and no room for them (header_doubles)
   for (int k = 0; k < n_; ++k) {
     double at = -1e300;
     const double g = k == self ? -1 : seen_gbps(self, k, -1e300, &at);
@@ -712,6 +713,7 @@ void Transport::put_sightings(int self, double* hdr) const {
 }
 
 void Transport::hear(int from, const double* hdr) {
+  if (!shaped_) return;
   std::lock_guard<std::mutex> lock(seen_mu_);
   for (int k = 0; k < n_; ++k) {
     const double g = hdr[kHeaderDoubles + 2 * k], when = hdr[kHeaderDoubles + 2 * k + 1];

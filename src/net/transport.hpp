@@ -222,9 +222,10 @@ class Transport {
   // The header of a flow on each hop: the sender's first-byte time (rank 0's clock), then the
   // part's offset in its message and its bytes (Transfer::sized_by_header), then per DC k the
   // sender's latest sighting of its link to k (seen_gbps: Gbit/s, < 0 none; and when, on rank 0's
-  // clock), as doubles: header_doubles() in all.
+  // clock), as doubles: header_doubles() in all. Unshaped (tc) no sender sees its links, and the
+  // header is the first three alone.
   static constexpr int kHeaderDoubles = 3;
-  int header_doubles() const { return kHeaderDoubles + 2 * n_; }
+  int header_doubles() const { return kHeaderDoubles + (shaped_ ? 2 * n_ : 0); }
   // Chunks smaller than this say little of a link's rate (a header, a control message's tail).
   static constexpr double kSeenMinBytes = 1024;
 
