@@ -10,8 +10,9 @@ the steps after the first two (start-up: connections, first solves):
   tokens/s      the steps' tokens over their wall time (sum of /steps.wall_ms, rank 0's clock);
   path changes  path_selector decision records after the start-up one (each changes a route).
 The Markdown table gives medians over the repeats, per scenario and backend the fraction of the
-`oracle` selector's tokens/s (oracle is an UPPER BOUND: it reads the true schedules) and the
-sync time relative to `direct`. With several schedule sets the medians are taken per set and
+`oracle` selector's tokens/s (oracle is an UPPER BOUND: it reads the true schedules), the same
+of `oracle-now`'s (the REACTION BOUND: the true figures when it decides) and the sync time
+relative to `direct`. With several schedule sets the medians are taken per set and
 then pooled over the sets: tokens/s as the same work done once on each set (the harmonic mean
 of the sets' figures), sync means and p95s as their mean; the last column gives the fraction of
 the oracle set by set (each against the oracle on the same schedules).
@@ -163,7 +164,8 @@ out = ["# Path selection: sync time and throughput per selector (`make bench-pat
        "tokens over their wall time (rank 0's clock). `oracle` is an UPPER BOUND (it reads the "
        "true schedules), not a method; `oracle-now` a REACTION BOUND (the same on the true "
        "figures when it decides, not when the decision takes effect: what knowing every link's "
-       "state, without foreseeing a change during control.lag, reaches). `blp/measured` and `blp/configured`: every pair direct and "
+       "state, without foreseeing a change during control.lag, reaches); `of oracle-now` is each "
+       "row's tokens/s over its. `blp/measured` and `blp/configured`: every pair direct and "
        "the blp sync planner (which routes its own flows) planning on the measured links and on "
        "the configured ones (docs/sync.md, \"Believed links\"); the other rows sync with "
        "`hierarchical`. docs/paths.md says what the scenarios are and how to read this.", "",
@@ -179,13 +181,15 @@ out = ["# Path selection: sync time and throughput per selector (`make bench-pat
            "min-max spans the runs of every set; a selector not run on the same sets as the "
            "oracle (or `direct`) gets no ratio to it." if nsets > 1 else ""), "",
        "| scenario | backend | selector | sync mean ms | sync p95 ms | tokens/s | min-max | "
-       "of oracle | sync vs direct | path changes | window s | window: sync mean ms | "
+       "of oracle | of oracle-now | sync vs direct | path changes | window s | window: sync mean ms | "
        "window: of oracle | window: sync vs direct |" + (" of oracle by set |" if nsets > 1 else ""),
-       "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if nsets > 1 else "")]
+       "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if nsets > 1 else "")]
 for (s, b, p), g in groups.items():
     orc = groups.get((s, b, "oracle"))
+    now = groups.get((s, b, "oracle-now"))
     dr = groups.get((s, b, "direct"))
     orc, dr = (orc if alike(g, orc) else None), (dr if alike(g, dr) else None)
+    now = now if alike(g, now) else None
     tps = rate(g)
     lo, hi = min(x["tokens_per_s"] for x in g), max(x["tokens_per_s"] for x in g)
     # A run with no step inside the window has NaN figures there: no window cells then.
@@ -195,6 +199,7 @@ for (s, b, p), g in groups.items():
     cells = [s, b, p, "%.1f" % mean("sync_mean_ms", g), "%.1f" % mean("sync_p95_ms", g),
              "%.0f" % tps, "%.0f-%.0f" % (lo, hi),
              "%.0f%%" % (100 * tps / rate(orc)) if orc else "—",
+             "%.0f%%" % (100 * tps / rate(now)) if now else "—",
              "%.2f×" % (mean("sync_mean_ms", g) / mean("sync_mean_ms", dr)) if dr else "—",
              "%.0f" % mean("path_changes", g),
              "%.1f" % mean("window_s", g) if windowed else "—",

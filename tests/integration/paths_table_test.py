@@ -10,7 +10,8 @@ slowest rank's sync, the mean and tokens/s over the steps after the first two); 
 window is the shortest path-selector run (1.0 s: the blp run does not cut it); each run's window
 figures over its steps after the first two that *ended* inside it; the ratios in the Markdown
 table; no window for the blp row. Scenario s2: a run with no step after the first two inside the
-window gets no window cells ("—"), not "nan". A second listing, scenario s3 on two schedule sets
+window gets no window cells ("—"), not "nan". An `oracle-now` run (10 × 105 ms) gives the
+fraction of the reaction bound's tokens/s beside the oracle's. A second listing, scenario s3 on two schedule sets
 (bench-paths.sh SEEDS): set 0 `oracle` 10 × 100 ms, `mdp` 10 × 125 ms; set 1 both 10 × 200 ms.
 Checked: each set has its own window (set 1's runs keep all their steps, not the 1.0 s of set
 0); tokens/s pool as the same work once on each set (harmonic: mdp 92% of the oracle, where an
@@ -66,6 +67,7 @@ runs = {
     "oracle": trace("oracle", [100.0] * 10, [50.0] * 10),
     "direct": trace("direct", [125.0] * 10 + [20.0] * 10, [80.0] * 10 + [10.0] * 10),
     "mdp": trace("mdp", [110.0] * 12, [60.0] * 12),
+    "oracle-now": trace("oracle-now", [105.0] * 10, [55.0] * 10),
     "blp/measured": trace("blp", [50.0] * 6, [30.0] * 6),
 }
 listing = os.path.join(TMP, "runs.txt")
@@ -102,14 +104,17 @@ line = lambda sel: next(l for l in md.splitlines() if l.startswith(f"| s1 | sw |
 cells = lambda sel: [c.strip() for c in line(sel).strip("|").split("|")]
 m = cells("mdp")
 # whole run: mdp 65 against direct's (8·85 + 10·15)/18 = 46.1 → 1.41×; window: 65/85 = 0.76×.
-check(m[8] == "1.41×" and m[13] == "0.76×",
-      f"the table's sync vs direct, whole run 1.41× and window 0.76× ({m[8]}, {m[13]})")
+check(m[9] == "1.41×" and m[14] == "0.76×",
+      f"the table's sync vs direct, whole run 1.41× and window 0.76× ({m[9]}, {m[14]})")
 # tokens/s: oracle 1000; mdp 909 (whole and window); direct 1500 whole, 800 in the window.
-check(m[7] == "91%" and m[12] == "91%", f"mdp's tokens/s of the oracle's, whole and window ({m[7]}, {m[12]})")
+check(m[7] == "91%" and m[13] == "91%", f"mdp's tokens/s of the oracle's, whole and window ({m[7]}, {m[13]})")
+# of oracle-now (10 × 105 ms: 952 tok/s): mdp 95%, the oracle 105%, oracle-now itself 100%.
+check(m[8] == "95%" and cells("oracle")[8] == "105%" and cells("oracle-now")[8] == "100%",
+      f"the fraction of oracle-now's tokens/s ({m[8]}, {cells('oracle')[8]}, {cells('oracle-now')[8]})")
 d = cells("direct")
-check(d[7] == "150%" and d[12] == "80%",
-      f"direct's: 150% over its whole run (its cheap tail), 80% in the window ({d[7]}, {d[12]})")
-check(cells("blp/measured")[10:] == ["—"] * 4, "the blp row has no window columns")
+check(d[7] == "150%" and d[13] == "80%",
+      f"direct's: 150% over its whole run (its cheap tail), 80% in the window ({d[7]}, {d[13]})")
+check(cells("blp/measured")[11:] == ["—"] * 4, "the blp row has no window columns")
 s2 = next(l for l in md.splitlines() if l.startswith("| s2 | sw | mdp |"))
 check(s2.rstrip().endswith("| — | — | — | — |") and "nan" not in s2,
       f"a run with no step inside the window gets no window cells ({s2})")
@@ -145,8 +150,9 @@ m = [c.strip() for c in m.strip("|").split("|")]
 # whole: oracle 1000 and 500 tok/s → 666.7; mdp 800 and 500 → 615.4: 92%. Window: oracle
 # (1000·1 + 500·2)/3, mdp (800·1 + 500·2)/3 = 600: 90%.
 check(m[5] == "615" and m[7] == "92%", f"tokens/s pooled as the same work on each set ({m[5]}, {m[7]})")
-check(m[12] == "90%", f"window tokens/s weighted by each set's window ({m[12]})")
-check(m[14] == "80 / 100%", f"the fraction of the oracle set by set ({m[14]})")
+check(m[13] == "90%", f"window tokens/s weighted by each set's window ({m[13]})")
+check(m[15] == "80 / 100%", f"the fraction of the oracle set by set ({m[15]})")
+check(m[8] == "—", f"no ratio to an oracle-now that did not run ({m[8]})")
 a4 = next(l for l in open(md2).read().splitlines() if l.startswith("| s4 | sw | mdp |") and
           l.count("|") == 7)
 check(a4 == "| s4 | sw | mdp | 2 | 450 | 100.0 |",
@@ -155,8 +161,8 @@ check(a4 == "| s4 | sw | mdp | 2 | 450 | 100.0 |",
 m5 = next(l for l in open(md2).read().splitlines() if l.startswith("| s5 | sw | mdp |") and l.count("|") > 7)
 m5 = [c.strip() for c in m5.strip("|").split("|")]
 check(m5[3] == "35.0", f"sync pooled as the sets' mean, (15 + 25 + 65) / 3, not their median ({m5[3]})")
-check(m5[7] == "—" and m5[14] == "—",
-      f"no ratio to an oracle run on other sets than the selector ({m5[7]}, {m5[14]})")
+check(m5[7] == "—" and m5[15] == "—",
+      f"no ratio to an oracle run on other sets than the selector ({m5[7]}, {m5[15]})")
 bad = os.path.join(TMP, "bad.txt")
 open(bad, "w").write("s1 mdp sw 1\n")
 p = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "paths_table.py"), bad, csv2, md2,
