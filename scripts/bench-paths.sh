@@ -2,9 +2,10 @@
 # bench-paths.sh — path-selection benchmark (make bench-paths, docs/paths.md): every path
 # selector on every scenario, trained under the software shaper; per run the mean and p95 sync
 # time per step and tokens/s from the trace, and per scenario the fraction of `oracle` (an UPPER
-# BOUND: it reads the true schedules) and the sync time relative to `direct`. `oracle-now` is
-# the oracle on the true figures when it decides rather than when the decision takes effect:
-# the REACTION BOUND of any selector that cannot foresee a change during control.lag.
+# BOUND: it reads the true schedules), the fraction of `oracle-now` and the sync time relative
+# to `direct`. `oracle-now` is the oracle on the true figures when it decides rather than when
+# the decision takes effect: the REACTION BOUND of any selector that cannot foresee a change
+# during control.lag.
 # Scenarios (configs/paths/ and the measured matrices of configs/):
 #   markov3       3 DCs, full mesh, every link Markov-congested (its own seed)
 #   detour3       3 DCs, the a<->b links congested most of the time, the detour via c clear

@@ -10,9 +10,9 @@ the steps after the first two (start-up: connections, first solves):
   tokens/s      the steps' tokens over their wall time (sum of /steps.wall_ms, rank 0's clock);
   path changes  path_selector decision records after the start-up one (each changes a route).
 The Markdown table gives medians over the repeats, per scenario and backend the fraction of the
-`oracle` selector's tokens/s (oracle is an UPPER BOUND: it reads the true schedules), the same
-of `oracle-now`'s (the REACTION BOUND: the true figures when it decides) and the sync time
-relative to `direct`. With several schedule sets the medians are taken per set and
+`oracle` selector's tokens/s (oracle is an UPPER BOUND: it reads the true schedules), the
+fraction of `oracle-now`'s (the REACTION BOUND: the true figures when it decides) and the sync
+time relative to `direct`. With several schedule sets the medians are taken per set and
 then pooled over the sets: tokens/s as the same work done once on each set (the harmonic mean
 of the sets' figures), sync means and p95s as their mean; the last column gives the fraction of
 the oracle set by set (each against the oracle on the same schedules).
@@ -165,7 +165,7 @@ out = ["# Path selection: sync time and throughput per selector (`make bench-pat
        "true schedules), not a method; `oracle-now` a REACTION BOUND (the same on the true "
        "figures when it decides, not when the decision takes effect: what knowing every link's "
        "state, without foreseeing a change during control.lag, reaches); `of oracle-now` is each "
-       "row's tokens/s over its. `blp/measured` and `blp/configured`: every pair direct and "
+       "row's tokens/s over `oracle-now`'s. `blp/measured` and `blp/configured`: every pair direct and "
        "the blp sync planner (which routes its own flows) planning on the measured links and on "
        "the configured ones (docs/sync.md, \"Believed links\"); the other rows sync with "
        "`hierarchical`. docs/paths.md says what the scenarios are and how to read this.", "",
@@ -179,7 +179,7 @@ out = ["# Path selection: sync time and throughput per selector (`make bench-pat
        "— where a run had no step inside the window." + (
            " The last column: the fraction of the oracle on each schedule set, set by set; "
            "min-max spans the runs of every set; a selector not run on the same sets as the "
-           "oracle (or `direct`) gets no ratio to it." if nsets > 1 else ""), "",
+           "oracle (or `oracle-now`, or `direct`) gets no ratio to it." if nsets > 1 else ""), "",
        "| scenario | backend | selector | sync mean ms | sync p95 ms | tokens/s | min-max | "
        "of oracle | of oracle-now | sync vs direct | path changes | window s | window: sync mean ms | "
        "window: of oracle | window: sync vs direct |" + (" of oracle by set |" if nsets > 1 else ""),

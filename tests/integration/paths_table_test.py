@@ -2,24 +2,25 @@
 """paths_table_test.py — scripts/paths_table.py (the tables of make bench-paths) on traces made
 here, so that each figure is known in advance (CTest: paths_table).
 
-Scenario s1, three runs, each with the /steps, /ranks and /decisions of a trace: `oracle` (the
+Scenario s1, four runs, each with the /steps, /ranks and /decisions of a trace: `oracle` (the
 shortest: 10 steps of 100 ms), `direct` (10 steps of 125 ms, then 10 cheap ones of 20 ms: it
-outlives the others) and `mdp` (12 steps of 110 ms: its step 9 starts inside the window and ends
-outside it), plus a `blp/measured` run shorter than all. Checked: the whole-run figures (the
+outlives the others), `mdp` (12 steps of 110 ms: its step 9 starts inside the window and ends
+outside it) and `oracle-now` (10 × 105 ms: the table gives each row's fraction of its tokens/s
+beside the oracle's), plus a `blp/measured` run shorter than all. Checked: the whole-run figures (the
 slowest rank's sync, the mean and tokens/s over the steps after the first two); the common
 window is the shortest path-selector run (1.0 s: the blp run does not cut it); each run's window
 figures over its steps after the first two that *ended* inside it; the ratios in the Markdown
 table; no window for the blp row. Scenario s2: a run with no step after the first two inside the
-window gets no window cells ("—"), not "nan". An `oracle-now` run (10 × 105 ms) gives the
-fraction of the reaction bound's tokens/s beside the oracle's. A second listing, scenario s3 on two schedule sets
+window gets no window cells ("—"), not "nan". A second listing, scenario s3 on two schedule sets
 (bench-paths.sh SEEDS): set 0 `oracle` 10 × 100 ms, `mdp` 10 × 125 ms; set 1 both 10 × 200 ms.
 Checked: each set has its own window (set 1's runs keep all their steps, not the 1.0 s of set
 0); tokens/s pool as the same work once on each set (harmonic: mdp 92% of the oracle, where an
 arithmetic mean of the sets would give 87%), the window's weighted by each set's window (90%),
-and the last column gives the fraction set by set. s4: the changes table (a change in the
-start-up steps not counted; a step near two changes counted once). s5: sync pooled as the sets'
-mean (three sets: not their median); no ratio to an oracle run on other sets. The CSV's first
-columns keep their places (slurm_test reads them by index).
+and the last column gives the fraction set by set; no fraction of an `oracle-now` that did not
+run. s4: the changes table (a change in the start-up steps not counted; a step near two changes
+counted once). s5: sync pooled as the sets' mean (three sets: not their median); no ratio to an
+oracle, nor an `oracle-now`, run on other sets. The CSV's first columns keep their places
+(slurm_test reads them by index).
 """
 import csv
 import os
@@ -135,6 +136,7 @@ with open(listing2, "w") as f:
         f.write(f"s5 mdp sw 1 {trace(f's5-mdp-{k}', [100.0] * 10, [sync] * 10)} {k}\n")
     for k in (0, 1):
         f.write(f"s5 oracle sw 1 {trace(f's5-oracle-{k}', [100.0] * 10, [10.0] * 10)} {k}\n")
+        f.write(f"s5 oracle-now sw 1 {trace(f's5-oracle-now-{k}', [100.0] * 10, [10.0] * 10)} {k}\n")
 p = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "paths_table.py"), listing2, csv2,
                     md2, "abc", "1"], capture_output=True, text=True)
 check(p.returncode == 0, f"paths_table.py exits 0 on two schedule sets ({p.stderr.strip()[-300:]})")
@@ -161,8 +163,8 @@ check(a4 == "| s4 | sw | mdp | 2 | 450 | 100.0 |",
 m5 = next(l for l in open(md2).read().splitlines() if l.startswith("| s5 | sw | mdp |") and l.count("|") > 7)
 m5 = [c.strip() for c in m5.strip("|").split("|")]
 check(m5[3] == "35.0", f"sync pooled as the sets' mean, (15 + 25 + 65) / 3, not their median ({m5[3]})")
-check(m5[7] == "—" and m5[15] == "—",
-      f"no ratio to an oracle run on other sets than the selector ({m5[7]}, {m5[15]})")
+check(m5[7] == "—" and m5[8] == "—" and m5[15] == "—",
+      f"no ratio to an oracle or oracle-now run on other sets than the selector ({m5[7]}, {m5[8]}, {m5[15]})")
 bad = os.path.join(TMP, "bad.txt")
 open(bad, "w").write("s1 mdp sw 1\n")
 p = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "paths_table.py"), bad, csv2, md2,
