@@ -62,6 +62,14 @@ std::vector<char> pattern(size_t n, int seed) {
 const char* kShaped =
     "[network]\ndefault_capacity_gbps = 0.1\ndefault_latency_ms = 10\nchunk_kib = 64\n";
 
+// kShaped with the link from→to at `before` Gbit/s that steps to `after` at 0.3 s (10 ms both).
+Config shaped_with_step(const char* from, const char* to, double before, double after) {
+  return make_config(std::string(kShaped) + "[[link]]\nfrom = \"" + from + "\"\nto = \"" + to +
+                     "\"\ncapacity_gbps = " + std::to_string(before) +
+                     "\nlatency_ms = 10\nstep_at_s = 0.3\nstep_capacity_gbps = " +
+                     std::to_string(after) + "\nstep_latency_ms = 10\n");
+}
+
 struct Timed {
   double seconds;
   std::vector<LinkCounters> counters;
@@ -255,9 +263,7 @@ TEST(Transport, ABackedRateIsTheLinksOwnBesideATricklingRelayedFlow) {
 // the step's backed rate blends them (~0.04 Gbit/s), the last transfer's (late_*) reads the
 // link as it is now.
 TEST(Transport, ALinksLastTransferReadsItsRateAfterAChange) {
-  Config cfg = make_config(std::string(kShaped) +
-                           "[[link]]\nfrom = \"a\"\nto = \"b\"\ncapacity_gbps = 0.005\nlatency_ms = 10\n"
-                           "step_at_s = 0.3\nstep_capacity_gbps = 0.1\nstep_latency_ms = 10\n");
+  Config cfg = shaped_with_step("a", "b", 0.005, 0.1);
   auto owned = transport(cfg);
   Transport& tr = *owned;
   const size_t X1 = 96 << 10, X2 = 1 << 20;
@@ -601,9 +607,7 @@ TEST(Transport, UnshapedTransportKeepsMpisThreadLevel) {
 // fresh — and sees its chunks crawl; the next one, cut on that sight, sends almost everything
 // through c. Every byte arrives where it belongs, and the counters say what went where.
 TEST(Transport, AdaptiveRoutesMoveBytesOffALinkThatCollapses) {
-  Config cfg = make_config(std::string(kShaped) +
-                           "[[link]]\nfrom = \"a\"\nto = \"b\"\ncapacity_gbps = 0.1\nlatency_ms = 10\n"
-                           "step_at_s = 0.3\nstep_capacity_gbps = 0.005\nstep_latency_ms = 10\n");
+  Config cfg = shaped_with_step("a", "b", 0.1, 0.005);
   auto owned = transport(cfg);
   Transport& tr = *owned;
   const size_t X = 256 << 10;  // 21 ms at 0.1 Gbit/s, 420 ms at 0.005
@@ -666,9 +670,7 @@ TEST(Transport, AdaptiveRoutesMoveBytesOffALinkThatCollapses) {
 // b's report, sending almost everything direct. Freshness as in a sync of two ring steps (the
 // sightings since the transfer before the last one began). Fails with the first link alone seen.
 TEST(Transport, AdaptiveRoutesHearOfARelaysCollapsedLink) {
-  Config cfg = make_config(std::string(kShaped) +
-                           "[[link]]\nfrom = \"b\"\nto = \"a\"\ncapacity_gbps = 0.1\nlatency_ms = 10\n"
-                           "step_at_s = 0.3\nstep_capacity_gbps = 0.005\nstep_latency_ms = 10\n");
+  Config cfg = shaped_with_step("b", "a", 0.1, 0.005);
   auto owned = transport(cfg);
   Transport& tr = *owned;
   const size_t X = 256 << 10, Y = 64 << 10;  // X: 21 ms at 0.1 Gbit/s, 420 ms at 0.005
