@@ -180,6 +180,11 @@ struct PathsConfig {
   // hop on one path a standby route, so that its sender can move bytes off a route it sees
   // degrade within a sync (adaptive routes, docs/paths.md "Reaction inside a sync").
   bool standby = true;
+  // oracle-now only: it reads the truth this many steps (of the mean recent step time) before it
+  // decides — the age of a measuring selector's newest information, so that the reaction bound
+  // can be asked what knowing the links exactly, that late, reaches (docs/paths.md, "What
+  // markov3's gap to oracle-now is made of"). 0: the truth as it decides.
+  double oracle_age_steps = 0;
 };
 
 struct ControlConfig {

@@ -19,7 +19,10 @@
 // "oracle-now" is the same on the true figures at the moment it decides instead of when the
 // decision takes effect: a REACTION BOUND, what a selector that knew every link's state exactly
 // but could not foresee a change during control.lag would reach (the paths' counterpart of
-// bench/balance_bound.cpp's late-2).
+// bench/balance_bound.cpp's late-2). With control.paths.oracle_age_steps = k it reads the truth k
+// mean steps before it decides instead: the bound for a selector whose newest information is that
+// old (a measuring one's is the last sync's: on markov3 `mdp` sits between the bounds at ½ and 1
+// step; docs/paths.md, "What markov3's gap to oracle-now is made of").
 #include <sstream>
 
 #include "control/beliefs.hpp"
@@ -34,7 +37,10 @@ namespace {
 class Oracle final : public PathSelector {
  public:
   Oracle(const Config& cfg, bool at_effect)
-      : ahead_(cfg.control.sync_ahead()), at_effect_(at_effect), standby_(cfg.control.paths.standby) {}
+      : ahead_(cfg.control.sync_ahead()),
+        at_effect_(at_effect),
+        age_steps_(at_effect ? 0.0 : cfg.control.paths.oracle_age_steps),
+        standby_(cfg.control.paths.standby) {}
   std::string name() const override { return at_effect_ ? "oracle" : "oracle-now"; }
   PathDecision choose(const ControllerView& v) override {
     const World& w = v.world();
@@ -46,7 +52,7 @@ class Oracle final : public PathSelector {
     for (size_t i = h.size(); i-- > 0 && walls.size() < 5;)
       if (h[i].synced) walls.push_back(h[i].wall_ms / 1e3);
     for (double x : walls) step_s += x / walls.size();
-    const double at = v.run_time_s() + (at_effect_ ? ahead_ * step_s : 0.0);
+    const double at = std::max(0.0, v.run_time_s() + (at_effect_ ? ahead_ * step_s : -age_steps_ * step_s));
     const auto& truth = v.clairvoyant();
     const LinkFigure gbps = [&](int a, int b) { return truth.link(a, b, at).gbps / w.time_scale; };
     const LinkFigure lat = [&](int a, int b) { return truth.link(a, b, at).latency_ms * w.time_scale; };
@@ -147,6 +153,7 @@ class Oracle final : public PathSelector {
  private:
   int ahead_;  // steps from the decision to the first sync on its paths (ControlConfig::sync_ahead)
   bool at_effect_;
+  double age_steps_;  // oracle-now: control.paths.oracle_age_steps (oracle: 0)
   bool standby_;  // control.paths.standby: the ring's routes adaptive, as mdp's (standby.hpp)
 };
 }  // namespace

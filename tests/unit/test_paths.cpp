@@ -1022,6 +1022,35 @@ TEST(PathSelectors, OracleNowReadsTheTruthWhenItDecides) {
   EXPECT_NE(policy_summary("path_selector", "oracle-now").find("REACTION BOUND"), std::string::npos);
 }
 
+// control.paths.oracle_age_steps: oracle-now reads the truth that many mean steps before it
+// decides. Deciding at 10.1 s with 200 ms steps, just after b→a's drop at 10 s: at age 0 it sees
+// the drop and relays b→a through c; at age 1 it reads 9.9 s and keeps b→a direct; at age 0.25
+// it reads 10.05 s and relays again. The oracle (at effect) ignores the key.
+TEST(PathSelectors, OracleNowWithAnAgeReadsTheTruthThatLate) {
+  const std::string drop = "[[link]]\nfrom = \"b\"\nto = \"a\"\ncapacity_gbps = 1.0\nlatency_ms = 1\n"
+                           "step_at_s = 10\nstep_capacity_gbps = 0.01\nstep_latency_ms = 1\n";
+  auto decide = [&](const std::string& selector, const std::string& age) {
+    Triangle s("oracle-age-" + selector + age,
+               drop + (age.empty() ? "" : "[control.paths]\noracle_age_steps = " + age + "\n"));
+    for (int64_t t = 0; t < 5; ++t) {
+      StepRecord r = step_with(t, 3, 0, 2, 1.0);
+      r.wall_ms = 200;
+      s.view->record(r);
+    }
+    s.view->set_clock(7, 10.1);
+    return make_path_selector(selector, s.cfg)->choose(*s.view);
+  };
+  const std::vector<int> relayed{1, 2, 0}, direct{1, 0};
+  const PathDecision now = decide("oracle-now", "");
+  const PathDecision old = decide("oracle-now", "1");
+  const PathDecision quarter = decide("oracle-now", "0.25");
+  EXPECT_EQ(now.paths[1 * 3 + 0], relayed) << now.detail;
+  EXPECT_EQ(old.paths[1 * 3 + 0], direct) << old.detail;
+  EXPECT_NE(old.detail.find("\"truth_at_s\":9.9"), std::string::npos) << old.detail;
+  EXPECT_EQ(quarter.paths[1 * 3 + 0], relayed) << quarter.detail;
+  EXPECT_EQ(decide("oracle", "1").paths[1 * 3 + 0], relayed);
+}
+
 // The sync planners plan on the measured links (control.beliefs = "measured", the default):
 // the configured figures until a link is measured, then what the wire delivered (the rate's
 // EWMA, the latency's windowed minimum).
