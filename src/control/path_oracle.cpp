@@ -52,7 +52,8 @@ class Oracle final : public PathSelector {
     for (size_t i = h.size(); i-- > 0 && walls.size() < 5;)
       if (h[i].synced) walls.push_back(h[i].wall_ms / 1e3);
     for (double x : walls) step_s += x / walls.size();
-    const double at = std::max(0.0, v.run_time_s() + (at_effect_ ? ahead_ * step_s : -age_steps_ * step_s));
+    const double at =
+        std::max(0.0, v.run_time_s() + (at_effect_ ? ahead_ * step_s : -age_steps_ * step_s));
     const auto& truth = v.clairvoyant();
     const LinkFigure gbps = [&](int a, int b) { return truth.link(a, b, at).gbps / w.time_scale; };
     const LinkFigure lat = [&](int a, int b) { return truth.link(a, b, at).latency_ms * w.time_scale; };
