@@ -1001,21 +1001,32 @@ TEST(PathSelectors, OracleSplitsRingHopsOverIdleLinks) {
   expect_every_hop_split(d, s.view->world().gradient_bytes);
 }
 
+namespace {
+// A triangle whose b→a drops from 1 to 0.01 Gbit/s at 10 s, five steps of 200 ms recorded, and
+// the clock at `now_s` (effective step 7): the oracles' tests below decide on it.
+std::unique_ptr<Triangle> b_to_a_drops_at_10s(const std::string& name, double now_s,
+                                              const std::string& control = "") {
+  auto s = std::make_unique<Triangle>(
+      name, "[[link]]\nfrom = \"b\"\nto = \"a\"\ncapacity_gbps = 1.0\nlatency_ms = 1\n"
+            "step_at_s = 10\nstep_capacity_gbps = 0.01\nstep_latency_ms = 1\n" + control);
+  for (int64_t t = 0; t < 5; ++t) {
+    StepRecord r = step_with(t, 3, 0, 2, 1.0);
+    r.wall_ms = 200;
+    s->view->record(r);
+  }
+  s->view->set_clock(7, now_s);
+  return s;
+}
+}  // namespace
+
 // oracle-now is the oracle on the truth when it decides, not when the decision takes effect: b→a
 // drops to 0.01 Gbit/s at 10 s; deciding at 9.9 s with 200 ms steps and lag 2, the oracle sees
 // the drop (10.3 s) and relays b→a through c, oracle-now keeps it direct (the REACTION BOUND
 // cannot foresee it).
 TEST(PathSelectors, OracleNowReadsTheTruthWhenItDecides) {
-  Triangle s("oracle-now", "[[link]]\nfrom = \"b\"\nto = \"a\"\ncapacity_gbps = 1.0\nlatency_ms = 1\n"
-                           "step_at_s = 10\nstep_capacity_gbps = 0.01\nstep_latency_ms = 1\n");
-  for (int64_t t = 0; t < 5; ++t) {
-    StepRecord r = step_with(t, 3, 0, 2, 1.0);
-    r.wall_ms = 200;
-    s.view->record(r);
-  }
-  s.view->set_clock(7, 9.9);
-  const PathDecision later = make_path_selector("oracle", s.cfg)->choose(*s.view);
-  const PathDecision now = make_path_selector("oracle-now", s.cfg)->choose(*s.view);
+  const auto s = b_to_a_drops_at_10s("oracle-now", 9.9);
+  const PathDecision later = make_path_selector("oracle", s->cfg)->choose(*s->view);
+  const PathDecision now = make_path_selector("oracle-now", s->cfg)->choose(*s->view);
   EXPECT_EQ(later.paths[1 * 3 + 0], (std::vector<int>{1, 2, 0})) << later.detail;
   EXPECT_EQ(now.paths[1 * 3 + 0], (std::vector<int>{1, 0})) << now.detail;
   EXPECT_NE(now.detail.find("\"reaction_bound\":true"), std::string::npos) << now.detail;
@@ -1025,20 +1036,14 @@ TEST(PathSelectors, OracleNowReadsTheTruthWhenItDecides) {
 // control.paths.oracle_age_steps: oracle-now reads the truth that many mean steps before it
 // decides. Deciding at 10.1 s with 200 ms steps, just after b→a's drop at 10 s: at age 0 it sees
 // the drop and relays b→a through c; at age 1 it reads 9.9 s and keeps b→a direct; at age 0.25
-// it reads 10.05 s and relays again. The oracle (at effect) ignores the key.
+// it reads 10.05 s and relays again. The oracle (at effect, 10.5 s) ignores the key: at age 3 it
+// would read 9.9 s and keep b→a direct.
 TEST(PathSelectors, OracleNowWithAnAgeReadsTheTruthThatLate) {
-  const std::string drop = "[[link]]\nfrom = \"b\"\nto = \"a\"\ncapacity_gbps = 1.0\nlatency_ms = 1\n"
-                           "step_at_s = 10\nstep_capacity_gbps = 0.01\nstep_latency_ms = 1\n";
   auto decide = [&](const std::string& selector, const std::string& age) {
-    Triangle s("oracle-age-" + selector + age,
-               drop + (age.empty() ? "" : "[control.paths]\noracle_age_steps = " + age + "\n"));
-    for (int64_t t = 0; t < 5; ++t) {
-      StepRecord r = step_with(t, 3, 0, 2, 1.0);
-      r.wall_ms = 200;
-      s.view->record(r);
-    }
-    s.view->set_clock(7, 10.1);
-    return make_path_selector(selector, s.cfg)->choose(*s.view);
+    const auto s = b_to_a_drops_at_10s(
+        "oracle-age-" + selector + age, 10.1,
+        age.empty() ? "" : "[control.paths]\noracle_age_steps = " + age + "\n");
+    return make_path_selector(selector, s->cfg)->choose(*s->view);
   };
   const std::vector<int> relayed{1, 2, 0}, direct{1, 0};
   const PathDecision now = decide("oracle-now", "");
@@ -1048,7 +1053,9 @@ TEST(PathSelectors, OracleNowWithAnAgeReadsTheTruthThatLate) {
   EXPECT_EQ(old.paths[1 * 3 + 0], direct) << old.detail;
   EXPECT_NE(old.detail.find("\"truth_at_s\":9.9"), std::string::npos) << old.detail;
   EXPECT_EQ(quarter.paths[1 * 3 + 0], relayed) << quarter.detail;
-  EXPECT_EQ(decide("oracle", "1").paths[1 * 3 + 0], relayed);
+  const PathDecision oracle = decide("oracle", "3");
+  EXPECT_EQ(oracle.paths[1 * 3 + 0], relayed) << oracle.detail;
+  EXPECT_NE(oracle.detail.find("\"truth_at_s\":10.5"), std::string::npos) << oracle.detail;
 }
 
 // The sync planners plan on the measured links (control.beliefs = "measured", the default):
