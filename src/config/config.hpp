@@ -180,6 +180,10 @@ struct PathsConfig {
   // hop on one path a standby route, so that its sender can move bytes off a route it sees
   // degrade within a sync (adaptive routes, docs/paths.md "Reaction inside a sync").
   bool standby = true;
+  // With adaptive routes: each such pair also gets a tail over its smaller share's route, which
+  // takes the unsent end of the larger share's part when its sender sees that route degrade
+  // while the part is going (net/transport.hpp, Transfer::tail_of; docs/paths.md, "The tail").
+  bool tail = true;
   // oracle-now only: it reads the truth this many steps (of the mean recent step time) before it
   // decides — the age of a measuring selector's newest information, so that the reaction bound
   // can be asked what knowing the links exactly, that late, reaches (docs/paths.md, "What

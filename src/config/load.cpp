@@ -61,7 +61,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
                             "skill_window", "checks"}},
       {"control.balance", {"gain_steps", "hysteresis", "noise_window", "shares", "confirm", "act_early"}},
       {"control.paths", {"states", "ewma_alpha", "relays", "switch_cost_ms", "gamma",
-                         "epsilon_ms", "resolve_change", "explore", "standby", "oracle_age_steps"}},
+                         "epsilon_ms", "resolve_change", "explore", "standby", "tail", "oracle_age_steps"}},
       {"trace", {"path"}},
       {"checkpoint", {"every", "path"}},
   };
@@ -1505,6 +1505,7 @@ void read_paths(Checker& c, const toml::table* t, PathsConfig& q) {
               [](double x) { return x >= 0 && x <= 10; }, "a number in [0, 10] (relative)");
   read_bool(c, t, "explore", p + "explore", q.explore);
   read_bool(c, t, "standby", p + "standby", q.standby);
+  read_bool(c, t, "tail", p + "tail", q.tail);
   read_number(c, t, "oracle_age_steps", p + "oracle_age_steps", q.oracle_age_steps,
               [](double x) { return x >= 0 && x <= 100; },
               "a number in [0, 100] (steps before its decision at which oracle-now reads the truth)");

@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cmath>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -107,6 +109,8 @@ struct InFlow {
   double last_live_at = 0, last_live_err = 0;
   double miss_at = -1;                     // the last test that found chunk `done` missing
   std::vector<double> posted_at;           // per chunk: when its receive was posted
+  std::vector<size_t> got;                 // per completed chunk: the bytes it brought (a part
+                                           // re-cut while it went ends in chunks of none)
   MPI_Request header = MPI_REQUEST_NULL;
   bool header_done = false, recorded = false;
   bool first_hop = false;  // the hop from the transfer's sender, which had all its bytes
@@ -129,6 +133,10 @@ struct OutFlow {
                                                  // offset and bytes of the part, sightings
   double last_deliver = -1e300;                  // the last chunk's delivery time (shaped)
   size_t sent = 0;
+  size_t live = SIZE_MAX;                        // a sender's part re-cut at this chunk: the
+                                                 // chunks from here on go empty (the tail has
+                                                 // their bytes)
+  bool tail = false;                             // a sender's tail: unsized until settled
   MPI_Request header = MPI_REQUEST_NULL;         // carries hdr to the next DC (unshaped)
 };
 
@@ -163,6 +171,7 @@ Transport::Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario
     const size_t fit = (eager > kEagerHeaderBytes ? eager : kDefaultEagerBytes) - kEagerHeaderBytes;
     chunk_ = std::min(chunk_, fit);
   }
+  tails_ = shaped_ && cfg.control.paths.tail;
   if (shaped_) {
     int level = MPI_THREAD_SINGLE;
     MPI_CHECK(MPI_Query_thread(&level));
@@ -250,7 +259,7 @@ void Transport::flush() {
 }
 
 void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>& xs,
-                        int tag_base, bool control) {
+                        int tag_base, bool control, std::vector<size_t>* tail_bytes) {
   // With the software shaper every chunk is posted to the courier, which hands it to MPI at its
   // delivery time. Without it (tc) chunks go to MPI at once and the kernel carries them.
   Courier* box = courier_.get();
@@ -269,11 +278,18 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   auto chunk_len = [](size_t bytes, size_t ch, size_t c) {
     return std::min(ch, bytes - std::min(bytes, c * ch));
   };
+  // What an outgoing flow's chunk c carries: a relay forwards what came, a sender's part re-cut
+  // for its tail sends its chunks from OutFlow::live on empty.
+  auto out_len = [&](const OutFlow& f, size_t c) -> size_t {
+    if (f.arrivals) return f.arrivals->got[c];
+    return c < f.live ? chunk_len(f.bytes, f.chunk, c) : 0;
+  };
   std::vector<InFlow> ins;
   ins.reserve(xs.size());  // flows keep pointers into it
   std::vector<std::vector<char>> relay_buf(xs.size());
   std::vector<OutFlow> flows;
   flows.reserve(xs.size());  // MPI writes headers from them
+  std::vector<int> flow_of(xs.size(), -1);  // a transfer's outgoing flow on this DC (-1: none)
   auto post_more = [&](InFlow& in) {
     while (in.posted < in.nchunks && in.posted < in.done + in.window) {
       MPI_CHECK(MPI_Irecv(in.dst + in.posted * in.chunk,
@@ -309,6 +325,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     }
     in.reqs.assign(in.nchunks, MPI_REQUEST_NULL);
     in.posted_at.assign(in.nchunks, 0.0);
+    in.got.assign(in.nchunks, 0);
     in.sized = true;
     if (in.out >= 0) {  // the relay forwards exactly this part
       OutFlow& f = flows[static_cast<size_t>(in.out)];
@@ -351,7 +368,8 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       f.xi = static_cast<int>(xi);
       f.next_dc = x.path[h + 1];
       f.tag = tag;
-      f.sized = h == 0 || !x.sized_by_header;
+      f.tail = h == 0 && x.tail_of >= 0;
+      f.sized = (h == 0 && !f.tail) || !x.sized_by_header;
       f.by_header = x.sized_by_header;
       f.hdr.assign(static_cast<size_t>(header_doubles()), 0.0);
       if (f.sized) {
@@ -363,10 +381,78 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       f.data = h == 0 ? static_cast<const char*>(x.sbuf) : nullptr;  // relays: set by size_in
       f.arrivals = feed;
       if (feed) feed->out = static_cast<int>(flows.size());
+      flow_of[xi] = static_cast<int>(flows.size());
       flows.push_back(f);
     }
     if (feed && feed->sized) size_in(*feed, x.bytes);
   }
+
+  // A tail (Transfer::tail_of) is settled by its sender while the part it may relieve goes:
+  // when that part's route is seen under kAdaptBelow of the rate the cut at the start took, the
+  // part's unsent end moves to the tail so that both routes end together on the rates as seen
+  // (what the tail's route already has to send goes first); with nothing degraded, it is
+  // settled empty once what is left of the part would end before a tail's first byte could
+  // reach the receiver. Only sightings made during this call are news here.
+  const double began = now();
+  if (tail_bytes) tail_bytes->assign(xs.size(), 0);
+  auto settle_tails = [&](double t) {
+    for (OutFlow& tf : flows) {
+      if (!tf.tail || tf.sized) continue;
+      const Transfer& tx = xs[static_cast<size_t>(tf.xi)];
+      const Transfer& mx = xs[static_cast<size_t>(tx.tail_of)];
+      const Transfer& ox = xs[static_cast<size_t>(tx.beside)];
+      OutFlow& m = flows[static_cast<size_t>(flow_of[static_cast<size_t>(tx.tail_of)])];
+      const OutFlow& o = flows[static_cast<size_t>(flow_of[static_cast<size_t>(tx.beside)])];
+      auto unsent = [](const OutFlow& f) { return f.bytes - std::min(f.bytes, f.reserved * f.chunk); };
+      const size_t left = m.live == SIZE_MAX ? unsent(m) : 0;
+      size_t move = 0;
+      bool settled = left == 0;
+      if (!settled) {
+        double first = -1, at = -1;
+        double seen = route_seen(mx.path, began, &first, &at);
+        if (seen >= 0 && seen < kAdaptBelow * mx.cut_gbps) {
+          // A chunk still leaving bounds the rate only from above; one that has taken τ so far
+          // is taken to need as long again (half the bound), as a chunk that ended gives its rate.
+          if (first == seen && at >= t) seen /= 2;
+          const double seen_o = route_seen(ox.path, began);
+          const double g = seen_o >= 0 && seen_o < kAdaptBelow * ox.cut_gbps ? seen_o : ox.cut_gbps;
+          // Both end together: keep k of what is left, k / seen = (unsent beside + left − k) / g.
+          const double keep =
+              seen * static_cast<double>(unsent(o) + left) / std::max(1e-12, seen + g);
+          const size_t live = m.reserved + static_cast<size_t>(std::ceil(keep / static_cast<double>(m.chunk)));
+          if (live < m.nchunks) {
+            m.live = live;
+            move = m.bytes - live * m.chunk;
+            settled = true;
+          }
+        } else {
+          // Settled empty, its header reaches the receiver no later than the part's last byte
+          // (on the rates the cut took): the receiver does not wait for the tail.
+          auto latency = [&](const std::vector<int>& p) {
+            double s = 0;
+            for (size_t h = 0; h + 1 < p.size(); ++h)
+              s += links_[p[h] * n_ + p[h + 1]]->schedule().at(t).latency_s;
+            return s;
+          };
+          settled = static_cast<double>(left) * 8 / (mx.cut_gbps * 1e9) <=
+                    latency(tx.path) - latency(mx.path) + kChunkSeconds;
+        }
+      }
+      if (std::getenv("STRAIT_TAIL_LOG") && *std::getenv("STRAIT_TAIL_LOG") == '1')
+        if (settled) std::fprintf(stderr, "TAIL %d>%d since %.4f t%.4f left %zu seen %.4f cut %.4f settled %d move %zu live %zu/%zu\n",
+                     tx.path.front(), tx.path.back(), t - began, t, left, route_seen(mx.path, began), mx.cut_gbps,
+                     settled ? 1 : 0, move, m.live, m.nchunks);
+      if (!settled) continue;
+      const size_t off = mx.offset + (m.bytes - move);
+      tf.bytes = move;
+      tf.chunk = chunk_for(tx.path, move);
+      tf.nchunks = nchunks(move, tf.chunk, true);
+      tf.data = static_cast<const char*>(tx.sbuf) + off;
+      tf.hdr[1] = static_cast<double>(off), tf.hdr[2] = static_cast<double>(move);
+      tf.sized = true;
+      if (tail_bytes) (*tail_bytes)[static_cast<size_t>(tf.xi)] = move;
+    }
+  };
 
   std::vector<MPI_Request> sends;
   std::vector<LinkCounters> mine(n_ * n_);       // this call's counters, merged at the end
@@ -411,21 +497,25 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       }
       while (in.done < in.posted) {
         int done = 0;
-        MPI_CHECK(MPI_Test(&in.reqs[in.done], &done, MPI_STATUS_IGNORE));
+        MPI_Status st;
+        MPI_CHECK(MPI_Test(&in.reqs[in.done], &done, &st));
         const double at = rank0_time();
         if (!done) {
           in.miss_at = at;
           break;
         }
-        const bool live = in.miss_at >= 0 && at - in.miss_at <= kArrivalTolerance &&
+        int count = 0;
+        MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &count));
+        in.got[in.done] = static_cast<size_t>(count);
+        // An empty chunk of a re-cut part says only that its bytes went by the tail.
+        const bool live = count > 0 && in.miss_at >= 0 && at - in.miss_at <= kArrivalTolerance &&
                           in.miss_at - in.posted_at[in.done] >= kArrivalTolerance;
         if (live && in.watched == static_cast<size_t>(-1))
           in.watched = in.done, in.watched_at = at, in.watched_err = at - in.miss_at;
         else if (live)
           in.last_live = in.done, in.last_live_at = at, in.last_live_err = at - in.miss_at;
         in.miss_at = -1;
-        arrived.push_back({in.prev_dc * n_ + self, at,
-                           static_cast<double>(chunk_len(in.bytes, in.chunk, in.done))});
+        if (count > 0) arrived.push_back({in.prev_dc * n_ + self, at, static_cast<double>(count)});
         ++in.done;
       }
       post_more(in);
@@ -443,8 +533,10 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
         const int l = in.prev_dc * n_ + self;
         const double sent_at = in.hdr[0];
         intervals.push_back({l, {sent_at, got}});
-        mine[l].bytes += static_cast<double>(in.bytes);
-        if (control) mine[l].control_bytes += static_cast<double>(in.bytes);
+        double carried = 0;
+        for (size_t c : in.got) carried += static_cast<double>(c);
+        mine[l].bytes += carried;
+        if (control) mine[l].control_bytes += carried;
         if (in.nchunks == 1 && in.bytes <= kLatencyProbeBytes && in.watched == 0) {
           mine[l].latency_ms += std::max(0.0, got - sent_at) * 1e3;
           mine[l].latency_samples += 1;
@@ -465,6 +557,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       }
     }
     const double t = now();
+    settle_tails(t);
     for (auto& f : flows) {
       Link* link = links_[self * n_ + f.next_dc].get();
       const int l = self * n_ + f.next_dc;
@@ -501,11 +594,11 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           next_event = std::min(next_event, f.prev_start);
           break;
         }
-        const double len = static_cast<double>(chunk_len(f.bytes, f.chunk, f.reserved));
+        const double len = static_cast<double>(out_len(f, f.reserved));
         if (shaped_) {
           const Reservation r = link->reserve(std::max(t, f.prev_start), len);
           // Waiting behind this flow's own previous chunk is pipelining, not queueing.
-          mine[l].queued_ms += std::max(0.0, r.start - std::max(t, f.prev_end)) * 1e3;
+          if (len > 0) mine[l].queued_ms += std::max(0.0, r.start - std::max(t, f.prev_end)) * 1e3;
           mine[l].shaper_busy_ms += (r.end - r.start) * 1e3;
           note_reserved(l, r, len);
           if (f.reserved == 0) f.hdr[0] = t0_ + r.start + clock_offset_s_;
@@ -544,7 +637,7 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
                               channel, &f.header));
         }
         MPI_Request r;
-        MPI_CHECK(MPI_Isend(f.data + f.sent * f.chunk, static_cast<int>(chunk_len(f.bytes, f.chunk, f.sent)),
+        MPI_CHECK(MPI_Isend(f.data + f.sent * f.chunk, static_cast<int>(out_len(f, f.sent)),
                             MPI_BYTE, f.next_dc, f.tag, channel, &r));
         sends.push_back(r);
         ++f.sent;
@@ -567,6 +660,8 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     if (next_event < 1e299) sleep_until_run_time(*this, std::min(next_event, now() + 1e-3));
   }
   if (box && !box->threaded()) box->flush();
+  if (std::getenv("STRAIT_TAIL_LOG") && *std::getenv("STRAIT_TAIL_LOG") == '1')
+    std::fprintf(stderr, "EXEC dc%d tag%d took %.4f\n", self, tag_base, now() - began);
   for (auto& f : flows) sends.push_back(f.header);
   MPI_CHECK(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
   // The streaming and the backed intervals and every chunk that arrived: take_counters counts
@@ -591,6 +686,11 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
                          const std::vector<size_t>& all_bytes, const Paths& paths,
                          const Routes* routes, double fresh_since) {
   std::vector<Transfer> xs;
+  struct Split {  // an adaptive pair this DC sends: where its parts and tail are in xs
+    int pair, part[2], tail;
+    size_t planned0, cut0;  // route 0's bytes in the decision's shares and in the cut at the start
+  };
+  std::vector<Split> splits;
   for (size_t i = 0; i < all_pairs.size(); ++i) {
     const auto [a, b] = all_pairs[i];
     const size_t bytes = all_bytes[i];
@@ -604,23 +704,33 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
     // sender knows the cut, from what it has seen of the routes (route_seen).
     const bool adaptive = shaped_ && rs && rs->size() == 2 && (*rs)[0].gbps > 0 && (*rs)[1].gbps > 0;
     std::vector<Route> cut;
+    double cut_gbps[2] = {0, 0};
     if (adaptive && a == self) {
       cut = *rs;
       const std::vector<double> seen{route_seen(cut[0].path, fresh_since),
                                      route_seen(cut[1].path, fresh_since)};
       const std::vector<double> f = adapted_fractions(cut, seen);
-      for (size_t r = 0; r < cut.size(); ++r) cut[r].fraction = f[r];
+      for (size_t r = 0; r < cut.size(); ++r) {
+        cut[r].fraction = f[r];
+        // The rate the cut took (adapted_fractions): the one seen on a degraded route.
+        cut_gbps[r] = seen[r] >= 0 && seen[r] < kAdaptBelow * cut[r].gbps ? seen[r] : cut[r].gbps;
+      }
     }
     const std::vector<Route>* use = adaptive && a == self ? &cut : rs;
     if (rs && a == self && parts == 2) {  // what the sender put where (LinkCounters, per pair)
       const auto [lo, cut_at] = route_part(*use, 0, bytes);
       const size_t planned = route_part(*rs, 0, bytes).second;
-      std::lock_guard<std::mutex> lock(mu_);
-      LinkCounters& c = counters_[a * n_ + b];
-      c.route0_bytes += static_cast<double>(cut_at - lo);
-      c.route1_bytes += static_cast<double>(bytes - cut_at);
-      c.moved_bytes += std::fabs(static_cast<double>(cut_at) - static_cast<double>(planned));
+      if (adaptive && tails_) {  // counted once the tail is settled, below
+        splits.push_back({static_cast<int>(a * n_ + b), {-1, -1}, -1, planned, cut_at - lo});
+      } else {
+        std::lock_guard<std::mutex> lock(mu_);
+        LinkCounters& c = counters_[a * n_ + b];
+        c.route0_bytes += static_cast<double>(cut_at - lo);
+        c.route1_bytes += static_cast<double>(bytes - cut_at);
+        c.moved_bytes += std::fabs(static_cast<double>(cut_at) - static_cast<double>(planned));
+      }
     }
+    const size_t first_part = xs.size();
     for (size_t r = 0; r < parts; ++r) {
       const auto [lo, hi] = use ? route_part(*use, r, bytes) : std::pair<size_t, size_t>{0, bytes};
       if (rs && hi == lo && !adaptive) continue;
@@ -632,10 +742,46 @@ void Transport::exchange(MPI_Comm channel, int self, const void* sbuf, size_t sb
       x.offset = adaptive && a == self ? lo : 0;
       if (a == self && b == dst) x.sbuf = static_cast<const char*>(sbuf) + lo;
       if (b == self && a == src) x.rbuf = static_cast<char*>(rbuf) + (adaptive ? 0 : lo);
+      if (adaptive && a == self) x.cut_gbps = cut_gbps[r];
+      xs.push_back(std::move(x));
+    }
+    if (adaptive && tails_) {
+      // The tail rides the route of the decision's smaller share (a standby's, mostly) and may
+      // take the end of the larger share's part (Transfer::tail_of). Every DC of the routes
+      // builds it; its receivers and relays size it by its header.
+      const size_t main = (*rs)[0].fraction >= (*rs)[1].fraction ? 0 : 1;
+      Transfer x;
+      x.path = (*rs)[1 - main].path;
+      x.sized_by_header = true;
+      x.tail_of = static_cast<int>(first_part + main);
+      x.bytes = a == self ? 0 : bytes;
+      if (a == self) {
+        x.beside = static_cast<int>(first_part + 1 - main);
+        x.sbuf = sbuf;  // the message's start: the header gives the offset
+        splits.back().part[0] = static_cast<int>(first_part);
+        splits.back().part[1] = static_cast<int>(first_part + 1);
+        splits.back().tail = static_cast<int>(xs.size());
+      }
+      if (b == self && a == src) x.rbuf = rbuf;
       xs.push_back(std::move(x));
     }
   }
-  execute(channel, self, xs, tag_base, false);
+  std::vector<size_t> tail_bytes;
+  execute(channel, self, xs, tag_base, false, &tail_bytes);
+  // What the sender put where, the tail's bytes on its route (LinkCounters, per pair).
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Split& sp : splits) {
+    const Transfer& tail = xs[static_cast<size_t>(sp.tail)];
+    const size_t moved = tail_bytes[static_cast<size_t>(sp.tail)];
+    const bool off_route0 = tail.tail_of == sp.part[0];
+    const size_t bytes =
+        xs[static_cast<size_t>(sp.part[0])].bytes + xs[static_cast<size_t>(sp.part[1])].bytes;
+    const size_t on0 = off_route0 ? sp.cut0 - moved : sp.cut0 + moved;
+    LinkCounters& c = counters_[static_cast<size_t>(sp.pair)];
+    c.route0_bytes += static_cast<double>(on0);
+    c.route1_bytes += static_cast<double>(bytes - on0);
+    c.moved_bytes += std::fabs(static_cast<double>(on0) - static_cast<double>(sp.planned0));
+  }
 }
 
 std::vector<double> adapted_fractions(const std::vector<Route>& rs, const std::vector<double>& seen) {
@@ -689,9 +835,11 @@ double Transport::seen_gbps(int src, int dst, double since, double* at) const {
   return gbps;
 }
 
-double Transport::route_seen(const std::vector<int>& path, double since) const {
+double Transport::route_seen(const std::vector<int>& path, double since, double* first,
+                             double* first_at) const {
   if (path.size() < 2) return -1;
-  double seen = seen_gbps(path[0], path[1], since);
+  double seen = seen_gbps(path[0], path[1], since, first_at);
+  if (first) *first = seen;
   // Sightings reported by the later links' senders, fresh on rank 0's clock.
   const double fresh = t0_ + since + clock_offset_s_;
   std::lock_guard<std::mutex> lock(seen_mu_);

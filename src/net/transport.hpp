@@ -89,6 +89,17 @@ struct Transfer {
   // 0 bytes is a header alone. Unshaped transports never build such parts.
   bool sized_by_header = false;
   size_t offset = 0;
+  // Adaptive pairs, the re-cut within a transfer (docs/paths.md, "The tail"): a pair's tail is
+  // a third transfer, sized by its header, over the route of the decision's smaller share; it
+  // carries the unsent end of the larger share's part (transfer `tail_of` of the same list) when
+  // the sender sees that part's route degrade while it is sending, and nothing otherwise. Its
+  // sender sends its header once that is settled, so its receivers and relays wait for it.
+  int tail_of = -1;
+  // Sender only. On a tail: the part beside it on its route (its bytes go first). On either
+  // part of an adaptive pair: the rate the cut at the start took for its route (Gbit/s of the
+  // run), and since when a sighting is fresh (run seconds).
+  int beside = -1;
+  double cut_gbps = 0, fresh_since = -1e300;
 };
 
 // A path per ordered pair of DCs (index src·n + dst; {src, ..., dst}; empty on the diagonal).
@@ -151,8 +162,9 @@ class Transport {
   // the link has ended); with the software shaper the courier delivers them at their time (see
   // net/courier.hpp), so a gateway goes on as a TCP sender does. Without MPI_THREAD_MULTIPLE it
   // returns only once they are delivered.
+  // `tail_bytes`, when given: per transfer, the bytes a tail this DC sent carried.
   void execute(MPI_Comm channel, int self_dc, const std::vector<Transfer>& xs, int tag_base,
-               bool control = false);
+               bool control = false, std::vector<size_t>* tail_bytes = nullptr);
   // Returns once every chunk this rank has sent is delivered and MPI is done with it. Call it
   // before freeing a channel (a chunk may still be waiting for its delivery time).
   void flush();
@@ -185,7 +197,9 @@ class Transport {
   // its first link alone went on feeding a relay whose next link had collapsed — on markov3 a
   // step of 740 ms against 225 with two thirds of a hop on c→b→a when b→a fell to a twentieth
   // (docs/paths.md, "A relay's next link").
-  double route_seen(const std::vector<int>& path, double since) const;
+  // `first`, `first_at`: the first link's figure and when (seen_gbps's `at`).
+  double route_seen(const std::vector<int>& path, double since, double* first = nullptr,
+                    double* first_at = nullptr) const;
   // Throws std::invalid_argument unless paths has one path per ordered pair, each running from
   // its source to its destination over links that exist, without repeating a DC.
   void check_paths(const Paths& paths) const;
@@ -232,6 +246,7 @@ class Transport {
  private:
   int n_ = 1;
   bool shaped_ = true;
+  bool tails_ = false;  // adaptive pairs get a tail (Transfer::tail_of)
   double t0_ = 0, time_scale_ = 1;
   int tag_ub_ = 32767;
   size_t chunk_ = 256 * 1024;

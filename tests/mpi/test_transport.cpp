@@ -601,24 +601,32 @@ TEST(Transport, UnshapedTransportKeepsMpisThreadLevel) {
   }
 }
 
-// Adaptive routes (Route::gbps): a→b's bytes on the direct link, with a standby through c (share
-// 0). a→b collapses to a twentieth at 0.3 s. A transfer before that sends everything direct (the
-// standby a header alone through c); the first after it still does — its sender has seen nothing
-// fresh — and sees its chunks crawl; the next one, cut on that sight, sends almost everything
-// through c. Every byte arrives where it belongs, and the counters say what went where.
-TEST(Transport, AdaptiveRoutesMoveBytesOffALinkThatCollapses) {
-  Config cfg = shaped_with_step("a", "b", 0.1, 0.005);
+// Adaptive routes (Route::gbps): a→b's bytes on route 0, with a standby (share 0) on route 1; the
+// first link of route 0 collapses to a twentieth at 0.3 s. Three transfers of X: one before the
+// collapse, the first after it (its sender has seen nothing fresh when it cuts at the start),
+// the next (cut on what the one before saw). Every byte arrives where it belongs. Per transfer:
+// its time, the pair's counters (what went on which route, what moved) and every link's.
+struct CollapseRun {
+  double t[3];
+  LinkCounters pair[3];
+  std::vector<LinkCounters> links[3];
+};
+constexpr size_t kCollapseX = 256 << 10;  // 21 ms at 0.1 Gbit/s, 420 ms at 0.005
+CollapseRun collapse_run(const char* from, const char* to, std::vector<Route> rs, bool tail) {
+  Config cfg = shaped_with_step(from, to, 0.1, 0.005);
+  cfg.control.paths.tail = tail;
   auto owned = transport(cfg);
   Transport& tr = *owned;
-  const size_t X = 256 << 10;  // 21 ms at 0.1 Gbit/s, 420 ms at 0.005
+  const size_t X = kCollapseX;
   const int me = rank();
   const Paths paths = direct_paths(3);
   Routes routes(9);
-  routes[0 * 3 + 1] = {Route{{0, 1}, 1.0, 0.1}, Route{{0, 2, 1}, 0.0, 0.1}};
+  routes[0 * 3 + 1] = std::move(rs);
   const std::vector<std::pair<int, int>> pairs{{0, 1}};
   const std::vector<size_t> bytes{X};
   double fresh = -1e300;
-  auto once = [&](int seed) {
+  CollapseRun out{};
+  auto once = [&](int k, int seed) {
     auto src = pattern(X, seed);
     std::vector<char> dst(X, 0);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -627,19 +635,32 @@ TEST(Transport, AdaptiveRoutesMoveBytesOffALinkThatCollapses) {
     tr.exchange(MPI_COMM_WORLD, me, src.data(), me == 0 ? X : 0, me == 0 ? 1 : -1, dst.data(),
                 me == 1 ? X : 0, me == 1 ? 0 : -1, 1, pairs, bytes, paths, &routes, since);
     MPI_Barrier(MPI_COMM_WORLD);
-    const double dt = MPI_Wtime() - t0;
+    out.t[k] = MPI_Wtime() - t0;
     if (me == 1) { EXPECT_EQ(dst, src) << "transfer " << seed; }
-    return std::make_pair(dt, summed(tr)[0 * 3 + 1]);
+    out.links[k] = summed(tr);
+    out.pair[k] = out.links[k][0 * 3 + 1];
   };
-  const auto [t1, c1] = once(11);
+  once(0, 11);
+  while (tr.now() < 0.35) usleep(5000);
+  once(1, 12);
+  once(2, 13);
+  tr.flush();
+  return out;
+}
+
+// Without a tail (control.paths.tail = false): the transfer into the collapse crawls through it
+// on the decision's cut; the next one is cut on that sight and sends almost everything through c.
+TEST(Transport, AdaptiveRoutesMoveBytesOffALinkThatCollapses) {
+  const size_t X = kCollapseX;
+  const CollapseRun r =
+      collapse_run("a", "b", {Route{{0, 1}, 1.0, 0.1}, Route{{0, 2, 1}, 0.0, 0.1}}, false);
+  const auto& [t1, t2, t3] = r.t;
+  const LinkCounters &c1 = r.pair[0], &c2 = r.pair[1], &c3 = r.pair[2];
   EXPECT_EQ(c1.route0_bytes, static_cast<double>(X));
   EXPECT_EQ(c1.route1_bytes, 0.0);
   EXPECT_EQ(c1.moved_bytes, 0.0);
   EXPECT_EQ(c1.bytes, static_cast<double>(X));  // the link a→b carried it all
-  while (tr.now() < 0.35) usleep(5000);
-  const auto [t2, c2] = once(12);  // nothing seen since the collapse: the decision's cut
-  const auto [t3, c3] = once(13);  // cut on the collapse seen in the last transfer
-  if (me == 0)
+  if (rank() == 0)
     std::printf("  adaptive: before %.1f ms, into the collapse %.1f ms, after it %.1f ms "
                 "(%.0f of %zu bytes moved to the standby)\n",
                 t1 * 1e3, t2 * 1e3, t3 * 1e3, c3.route1_bytes, X);
@@ -659,7 +680,57 @@ TEST(Transport, AdaptiveRoutesMoveBytesOffALinkThatCollapses) {
     EXPECT_GE(t2, 0.4);  // the collapse, paid once
     EXPECT_LE(t3, 0.6 * t2);
   }
-  tr.flush();
+}
+
+// With a tail (the default): the sender of the transfer into the collapse sees its chunk crawl
+// and moves the unsent end of the part to the tail through c; the link a→b carries only what it
+// kept (its receiver counts the part's empty chunks as nothing). Before the collapse the tail
+// settles empty. Fails with the tail unsettled, settled on the cut at the start, or its bytes
+// counted on the part's link.
+TEST(Transport, AdaptiveRoutesTailTakesTheRestOfAPartUnderWay) {
+  const size_t X = kCollapseX;
+  const CollapseRun r =
+      collapse_run("a", "b", {Route{{0, 1}, 1.0, 0.1}, Route{{0, 2, 1}, 0.0, 0.1}}, true);
+  const auto& [t1, t2, t3] = r.t;
+  const LinkCounters &c1 = r.pair[0], &c2 = r.pair[1], &c3 = r.pair[2];
+  if (rank() == 0)
+    std::printf("  tail: before %.1f ms, into the collapse %.1f ms (%.0f of %zu bytes to the "
+                "tail), after it %.1f ms\n",
+                t1 * 1e3, t2 * 1e3, c2.route1_bytes, X, t3 * 1e3);
+  for (const LinkCounters* c : {&c1, &c2, &c3}) {
+    EXPECT_EQ(c->route0_bytes + c->route1_bytes, static_cast<double>(X));
+    EXPECT_EQ(c->moved_bytes, c->route1_bytes);
+  }
+  EXPECT_EQ(c1.route1_bytes, 0.0);  // nothing degraded: the tail empty
+  // What crossed a→b (its receiver's count) is what the sender kept on route 0; the rest went
+  // a→c→b.
+  EXPECT_EQ(r.links[1][0 * 3 + 1].bytes, c2.route0_bytes);
+  EXPECT_EQ(r.links[1][0 * 3 + 2].bytes, c2.route1_bytes);
+  EXPECT_EQ(r.links[1][2 * 3 + 1].bytes, c2.route1_bytes);
+  if (timing_checked()) {
+    EXPECT_GE(c2.route1_bytes, 0.5 * X);  // most of the part, moved while it went
+    EXPECT_LE(t2, 0.25);                  // without the tail: at least 0.4 s
+  }
+}
+
+// The same with the part relayed: route 0 is a→c→b and a→c collapses; the tail goes direct. The
+// relay c forwards the part's empty chunks as empty: c→b carries what a→c did.
+TEST(Transport, AdaptiveRoutesTailRelievesARelayedPart) {
+  const size_t X = kCollapseX;
+  const CollapseRun r =
+      collapse_run("a", "c", {Route{{0, 2, 1}, 1.0, 0.1}, Route{{0, 1}, 0.0, 0.1}}, true);
+  const LinkCounters& c2 = r.pair[1];
+  if (rank() == 0)
+    std::printf("  tail of a relayed part: into the collapse %.1f ms (%.0f of %zu bytes to the tail)\n",
+                r.t[1] * 1e3, c2.route1_bytes, X);
+  EXPECT_EQ(c2.route0_bytes + c2.route1_bytes, static_cast<double>(X));
+  EXPECT_EQ(r.links[1][0 * 3 + 2].bytes, c2.route0_bytes);
+  EXPECT_EQ(r.links[1][2 * 3 + 1].bytes, c2.route0_bytes);
+  EXPECT_EQ(r.links[1][0 * 3 + 1].bytes, c2.route1_bytes);
+  if (timing_checked()) {
+    EXPECT_GE(c2.route1_bytes, 0.5 * X);
+    EXPECT_LE(r.t[1], 0.25);
+  }
 }
 
 // A relay's next link, seen through its headers (Transport::route_seen): c→a's bytes all go round
