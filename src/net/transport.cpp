@@ -13,8 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <climits>
-#include <cstdio>
-#include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -407,41 +406,42 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       const size_t left = m.live == SIZE_MAX ? unsent(m) : 0;
       size_t move = 0;
       bool settled = left == 0;
+      double rate = mx.cut_gbps;  // what the rest of the part is taken to go at
       if (!settled) {
         double first = -1, at = -1;
-        double seen = route_seen(mx.path, began, &first, &at);
+        const double seen = route_seen(mx.path, began, &first, &at);
         if (seen >= 0 && seen < kAdaptBelow * mx.cut_gbps) {
-          // A chunk still leaving bounds the rate only from above; one that has taken τ so far
-          // is taken to need as long again (half the bound), as a chunk that ended gives its rate.
-          if (first == seen && at >= t) seen /= 2;
+          rate = seen;
+          // A chunk still leaving bounds the rate from above only: the tail waits for its end
+          // (the part's next chunk is reserved only then), unless even that bound leaves nothing
+          // more to keep on the route.
+          const bool bound = first == seen && at >= t;
           const double seen_o = route_seen(ox.path, began);
           const double g = seen_o >= 0 && seen_o < kAdaptBelow * ox.cut_gbps ? seen_o : ox.cut_gbps;
           // Both end together: keep k of what is left, k / seen = (unsent beside + left − k) / g.
           const double keep =
               seen * static_cast<double>(unsent(o) + left) / std::max(1e-12, seen + g);
-          const size_t live = m.reserved + static_cast<size_t>(std::ceil(keep / static_cast<double>(m.chunk)));
-          if (live < m.nchunks) {
+          const size_t live =
+              m.reserved + static_cast<size_t>(std::lround(keep / static_cast<double>(m.chunk)));
+          if (live < m.nchunks && !(bound && live > m.reserved)) {
             m.live = live;
             move = m.bytes - live * m.chunk;
             settled = true;
           }
-        } else {
-          // Settled empty, its header reaches the receiver no later than the part's last byte
-          // (on the rates the cut took): the receiver does not wait for the tail.
-          auto latency = [&](const std::vector<int>& p) {
-            double s = 0;
-            for (size_t h = 0; h + 1 < p.size(); ++h)
-              s += links_[p[h] * n_ + p[h + 1]]->schedule().at(t).latency_s;
-            return s;
-          };
-          settled = static_cast<double>(left) * 8 / (mx.cut_gbps * 1e9) <=
-                    latency(tx.path) - latency(mx.path) + kChunkSeconds;
         }
       }
-      if (std::getenv("STRAIT_TAIL_LOG") && *std::getenv("STRAIT_TAIL_LOG") == '1')
-        if (settled) std::fprintf(stderr, "TAIL %d>%d since %.4f t%.4f left %zu seen %.4f cut %.4f settled %d move %zu live %zu/%zu\n",
-                     tx.path.front(), tx.path.back(), t - began, t, left, route_seen(mx.path, began), mx.cut_gbps,
-                     settled ? 1 : 0, move, m.live, m.nchunks);
+      if (!settled) {
+        // Settled empty when its header reaches the receiver no later than the part's last byte
+        // would (on the rate it goes at): the receiver then never waits for the tail.
+        auto latency = [&](const std::vector<int>& p) {
+          double sum = 0;
+          for (size_t h = 0; h + 1 < p.size(); ++h)
+            sum += links_[p[h] * n_ + p[h + 1]]->schedule().at(t).latency_s;
+          return sum;
+        };
+        settled = static_cast<double>(left) * 8 / (rate * 1e9) <=
+                  latency(tx.path) - latency(mx.path) + kChunkSeconds;
+      }
       if (!settled) continue;
       const size_t off = mx.offset + (m.bytes - move);
       tf.bytes = move;
@@ -660,8 +660,6 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     if (next_event < 1e299) sleep_until_run_time(*this, std::min(next_event, now() + 1e-3));
   }
   if (box && !box->threaded()) box->flush();
-  if (std::getenv("STRAIT_TAIL_LOG") && *std::getenv("STRAIT_TAIL_LOG") == '1')
-    std::fprintf(stderr, "EXEC dc%d tag%d took %.4f\n", self, tag_base, now() - began);
   for (auto& f : flows) sends.push_back(f.header);
   MPI_CHECK(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
   // The streaming and the backed intervals and every chunk that arrived: take_counters counts

@@ -213,6 +213,8 @@ std::vector<BadCase> bad_cases() {
       {"paths_oracle_age_negative", b + "\n[control.paths]\noracle_age_steps = -1\n", {},
        "-1 is out of range; expected a number in [0, 100]", "control.paths.oracle_age_steps",
        "oracle_age_steps"},
+      {"paths_tail_not_bool", b + "\n[control.paths]\ntail = \"yes\"\n", {}, "true or false",
+       "control.paths.tail", "tail"},
       {"device_gflops_negative", b + "\n[device]\ngflops = -1\n", {},
        "-1 is out of range; expected a number in [0, 1e9]", "device.gflops", "gflops"},
       {"unknown_key", with("seq_len = 16\n", "seq_len = 16\nseqlen = 3\n"), {}, "unknown key",
