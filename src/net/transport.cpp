@@ -389,9 +389,9 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   // A tail (Transfer::tail_of) is settled by its sender while the part it may relieve goes:
   // when that part's route is seen under kAdaptBelow of the rate the cut at the start took, the
   // part's unsent end moves to the tail so that both routes end together on the rates as seen
-  // (what the tail's route already has to send goes first); with nothing degraded, it is
-  // settled empty once what is left of the part would end before a tail's first byte could
-  // reach the receiver. Only sightings made during this call are news here.
+  // (what the tail's route already has to send goes first); otherwise it is settled empty once
+  // what is left of the part would end before the tail's header could reach the receiver. Only
+  // sightings made during this call are news here (docs/paths.md, "The tail").
   const double began = now();
   if (tail_bytes) tail_bytes->assign(xs.size(), 0);
   auto settle_tails = [&](double t) {

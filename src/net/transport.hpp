@@ -176,7 +176,8 @@ class Transport {
   // A pair whose two routes are adaptive (Route::gbps) has its bytes cut by its sender at the
   // start of the transfer (adapted_fractions), on what it has seen of the routes since run time
   // `fresh_since` (seconds; route_seen): both parts go, the cut in their headers, and the
-  // receivers and relays size them from there.
+  // receivers and relays size them from there. With control.paths.tail the pair also gets a tail
+  // (Transfer::tail_of), which may take the larger part's unsent end while it goes.
   void exchange(MPI_Comm channel, int self_dc, const void* sbuf, size_t sbytes, int dst_dc,
                 void* rbuf, size_t rbytes, int src_dc, int tag_base,
                 const std::vector<std::pair<int, int>>& all_pairs,
