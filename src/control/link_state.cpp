@@ -18,12 +18,17 @@ constexpr int kEmRounds = 8;
 // A relayed link that streamed below this share of its upstream's pace was the bottleneck (and
 // a relayed flow let through below this share of its part of a link was held back upstream).
 constexpr double kPaced = 0.7;
-// A lower bound this many times a level's measured mean rules that level out (bound_level):
-// above the goodput a token bucket's burst lends a small flow on a slow link (under tc, 391
-// untimed parts of 3-100 KB on a 0.005 Gbit/s link read 1.2x its rate at the median, 2.6x at
-// most), below what a recovered link gave such a part (0.018 on detour3's 0.1 Gbit/s link, 3.6x
-// level 0; untimed parts on clear 0.1 links under tc: 4.8x a twentieth at the median).
-constexpr double kBoundOver = 3.0;
+// Params::burst_over under tc (LinkStates::kBurstOverTc), 3: a lower bound this many times a
+// level's measured mean rules that level out (bound_level) — above the goodput a token bucket's
+// burst lends a small flow on a slow link (under tc, 391 untimed parts of 3-100 KB on a 0.005
+// Gbit/s link read 1.2x its rate at the median, 2.6x at most), below what a recovered link gave
+// such a part (0.018 on detour3's 0.1 Gbit/s link, 3.6x level 0; untimed parts on clear 0.1
+// links under tc: 4.8x a twentieth at the median). The software shaper lends no burst, and there
+// the same 3 hid recoveries: markov3's a→b, back from a twentieth to a quarter, carried the small
+// part of a split whose receiver was still busy with the ring step before (the part's chunks all
+// found waiting: untimed), read 0.0145 Gbit/s (2.7x level 0's 0.0053), stood in level 0, and the
+// split stayed sized for a twentieth for four steps (174 ms syncs where oracle-now's took 104;
+// docs/paths.md, "A recovery read through a late receiver").
 // Hysteresis of the levels, in bins: an exact sample one level from the last within this much
 // of the edge between them keeps the last level (chain_level).
 constexpr double kHysteresis = 0.5;
@@ -185,9 +190,9 @@ void LinkStates::see_level(int l, int64_t step, int k) {
 }
 
 // A bound rules out the levels below its own, and also its own and those above while the level's
-// mean as measured is under gbps / kBoundOver: the MDP prices a link in a level at that mean, and
-// a link seen delivering at least three times it is not in that level as the model knows it
-// (kBoundOver: twice was within a burst's reach under tc, below). Why: on
+// mean as measured is under gbps / burst_over: the MDP prices a link in a level at that mean, and
+// a link seen delivering at least that many times it is not in that level as the model knows it
+// (under tc 3: twice was within a burst's reach, below). Why: on
 // detour3 a→b recovered while mdp kept a sliver of a→b's bytes on it (a split at the congested
 // rate); the sliver's flow was over before its chunks could be timed, so its goodput came as a
 // bound, 0.018 Gbit/s on a link with reference 0.1 — level 0 of 5, whose mean was 0.005. Level 0
@@ -202,7 +207,7 @@ int LinkStates::bound_level(int l, double gbps) const {
   int k = level(gbps, binned_ref_[l]);
   if (num_[l][k] == 0) return k;
   const std::vector<double> g = state_gbps(l / n_, l % n_);
-  while (k + 1 < p_.states && num_[l][k] > 0 && g[k] * kBoundOver < gbps) ++k;
+  while (k + 1 < p_.states && num_[l][k] > 0 && g[k] * p_.burst_over < gbps) ++k;
   return k;
 }
 
@@ -546,11 +551,11 @@ std::vector<double> LinkStates::level_gbps(int s, int d) const {
   const int k = !last_bound_[l] && chain_step_[l] == last_step_[l] ? chain_state_[l]
                                                                    : level(last_[l], binned_ref_[l]);
   // An untimed part's goodput is "at least" only up to the burst that lent it speed: it proves
-  // a third of itself (kBoundOver, as bound_level reads it). Taken whole, tc detour3's sliver
+  // 1 / burst_over of itself (as bound_level reads it; under tc a third). Taken whole, tc detour3's sliver
   // on congested a→b (~26 KB, read 0.0085 against level 0's 0.005) raised the link's figure by
   // 70%, the next sliver was 65 KB, and it took 100 ms where the relay took 60 (steps of 80-100
   // ms against 71, a few each congested spell).
-  const double at_least = last_untimed_[l] ? last_[l] / kBoundOver : last_[l];
+  const double at_least = last_untimed_[l] ? last_[l] / p_.burst_over : last_[l];
   lv[k] = last_bound_[l] ? std::max(lv[k], at_least) : last_[l];
   return lv;
 }

@@ -95,9 +95,17 @@ struct Carriage {
 
 class LinkStates {
  public:
+  // What a shaper's burst can lend a small flow above its link's rate, as a multiple of that
+  // rate: a lower bound rules out a level only when it is at least this many times the level's
+  // measured mean, and an untimed part's goodput counts for this share of itself (bound_level,
+  // level_gbps). Under tc, htb's bucket lends slivers up to 2.6 times a congested link's rate
+  // (link_state.cpp). The software shaper's bucket holds one chunk (net/shaper.hpp): a flow's
+  // goodput there never exceeds its link's rate, and the margin is only for the ranks' clocks.
+  static constexpr double kBurstOverTc = 3.0, kBurstOverSoftware = 1.5;
   struct Params {
     int states = 5;          // congestion levels
     double ewma_alpha = 0.3; // weight of the newest measurement
+    double burst_over = kBurstOverTc;  // the shaper's (above); the larger, when not known
   };
   LinkStates() = default;
   // n DCs; configured capacity (0 = no link) and latency per ordered pair.
@@ -111,6 +119,7 @@ class LinkStates {
   void observe(const StepRecord& r, const Carriage* carried = nullptr);
 
   int n() const { return n_; }
+  const Params& params() const { return p_; }
   int states() const { return p_.states; }
   bool has_link(int s, int d) const { return nominal_[s * n_ + d] > 0; }
   bool measured(int s, int d) const { return last_step_[s * n_ + d] >= 0; }
@@ -155,7 +164,8 @@ class LinkStates {
   double held_gbps(int s, int d) const { return held_ref_[s * n_ + d]; }
   // The capacity of each level as expected_gbps weighs it: state_gbps, except that the level
   // last measured in holds the last measurement (a bound: at least the level's mean; the goodput
-  // of parts too small to time counts a third of itself, kBoundOver). Only for a measured link.
+  // of parts too small to time counts 1 / Params::burst_over of itself). Only for a measured
+  // link.
   std::vector<double> level_gbps(int s, int d) const;
   // How many transitions between consecutive steps whose level was seen (an exact sample, or a
   // relayed-only link's bound leaving only the top level) the chain has counted (the expected
@@ -222,7 +232,7 @@ class LinkStates {
   void refit(int l);                             // every gap counted again (EM)
   void truncate(int l, int64_t step, int k);     // a bound in level k at `step`: belief ≥ k
   // The least level a lower bound of `gbps` leaves link l: its own, or above it while a level's
-  // measured mean is below gbps / kBoundOver (link_state.cpp).
+  // measured mean is below gbps / Params::burst_over (link_state.cpp).
   int bound_level(int l, double gbps) const;
   void rebin(int l);                             // rebuild those from series_[l]
 };

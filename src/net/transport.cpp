@@ -136,6 +136,8 @@ struct OutFlow {
                                                  // chunks from here on go empty (the tail has
                                                  // their bytes)
   bool tail = false;                             // a sender's tail: unsized until settled
+  double tail_lead = 0;                          // a tail: its path's latency less its part's,
+                                                 // plus kChunkSeconds (settled empty within it)
   MPI_Request header = MPI_REQUEST_NULL;         // carries hdr to the next DC (unshaped)
 };
 
@@ -335,6 +337,13 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     }
     post_more(in);
   };
+  const double t_setup = now();
+  auto path_latency = [&](const std::vector<int>& p) {  // seconds, as scheduled now
+    double sum = 0;
+    for (size_t h = 0; h + 1 < p.size(); ++h)
+      sum += links_[p[h] * n_ + p[h + 1]]->schedule().at(t_setup).latency_s;
+    return sum;
+  };
   for (size_t xi = 0; xi < xs.size(); ++xi) {
     const Transfer& x = xs[xi];
     const auto pos = std::find(x.path.begin(), x.path.end(), self);
@@ -368,6 +377,9 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
       f.next_dc = x.path[h + 1];
       f.tag = tag;
       f.tail = h == 0 && x.tail_of >= 0;
+      if (f.tail)  // worked out once: the settling test runs every pass of the loop below
+        f.tail_lead = path_latency(x.path) - path_latency(xs[static_cast<size_t>(x.tail_of)].path) +
+                      kChunkSeconds;
       f.sized = (h == 0 && !f.tail) || !x.sized_by_header;
       f.by_header = x.sized_by_header;
       f.hdr.assign(static_cast<size_t>(header_doubles()), 0.0);
@@ -430,18 +442,9 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
           }
         }
       }
-      if (!settled) {
-        // Settled empty when its header reaches the receiver no later than the part's last byte
-        // would (on the rate it goes at): the receiver then never waits for the tail.
-        auto latency = [&](const std::vector<int>& p) {
-          double sum = 0;
-          for (size_t h = 0; h + 1 < p.size(); ++h)
-            sum += links_[p[h] * n_ + p[h + 1]]->schedule().at(t).latency_s;
-          return sum;
-        };
-        settled = static_cast<double>(left) * 8 / (rate * 1e9) <=
-                  latency(tx.path) - latency(mx.path) + kChunkSeconds;
-      }
+      // Settled empty when its header reaches the receiver no later than the part's last byte
+      // would (on the rate it goes at): the receiver then never waits for the tail.
+      if (!settled) settled = static_cast<double>(left) * 8 / (rate * 1e9) <= tf.tail_lead;
       if (!settled) continue;
       const size_t off = mx.offset + (m.bytes - move);
       tf.bytes = move;

@@ -826,6 +826,49 @@ TEST(LinkStates, ABoundThriceALevelsMeanRulesThatLevelOut) {
   }
 }
 
+// Under the software shaper a flow's goodput never exceeds its link's rate (its bucket holds one
+// chunk: no burst), so a bound rules a level out at 1.5 times its mean (the margin is the clocks'),
+// and an untimed part's goodput counts for two thirds of itself. markov3: a→b back from a
+// twentieth to a quarter carried a split's small part whose receiver was late, read 0.0145 against
+// level 0's 0.0053 (2.7x), and with tc's 3 stood in level 0 for four steps.
+TEST(LinkStates, UnderTheSoftwareShaperABoundOneAndAHalfTimesALevelsMeanRulesItOut) {
+  const LinkStates::Params sw{4, 0.5, LinkStates::kBurstOverSoftware};
+  auto congested = [&] {
+    LinkStates ls(2, {0, 1.0, 1.0, 0}, {0, 10, 10, 0}, sw);
+    for (int64_t s = 0; s < 30; ++s) ls.observe(step_with(s, 2, 0, 1, 1.0));
+    ls.observe(step_with(30, 2, 0, 1, 0.05));
+    ls.observe(step_with(31, 2, 0, 1, 0.05));
+    return ls;
+  };
+  for (double bound : {0.08, 0.13}) {  // 1.6 and 2.6 times level 0's mean: under tc, a burst
+    LinkStates ls = congested();
+    ASSERT_NEAR(ls.state_gbps(0, 1)[0], 0.05, 1e-12);
+    ls.observe(untimed(32, bound));
+    EXPECT_EQ(ls.belief(0, 1, 32)[0], 0.0) << bound;
+    EXPECT_GT(ls.expected_gbps(0, 1, 32), bound) << bound;
+  }
+  // At 1.4 times the mean level 0 stands, its figure lifted to two thirds of the bound at most.
+  LinkStates near = congested();
+  const std::vector<double> odds = near.belief(0, 1, 32);
+  near.observe(untimed(32, 0.07));
+  const std::vector<double> kept = near.belief(0, 1, 32);
+  for (int k = 0; k < 4; ++k) EXPECT_NEAR(kept[k], odds[k], 1e-12) << k;
+  EXPECT_NEAR(near.level_gbps(0, 1)[0], 0.05, 1e-12);
+  LinkStates lifted = congested();
+  lifted.observe(untimed(32, 0.09));
+  EXPECT_NEAR(lifted.level_gbps(0, 1)[0], 0.06, 1e-12);  // two thirds of 0.09
+}
+
+// The controller reads the links with the burst of the shaper the run uses: the software
+// shaper's margin, or tc's (network.shaper = "none").
+TEST(LinkStates, TheControllerTakesTheShapersBurst) {
+  Config cfg = triangle("burst_sw", "");
+  auto sc = std::make_shared<const Scenario>(cfg);
+  EXPECT_EQ(direct_view(cfg, sc)->links().params().burst_over, LinkStates::kBurstOverSoftware);
+  cfg.network.shaper = "none";
+  EXPECT_EQ(direct_view(cfg, sc)->links().params().burst_over, LinkStates::kBurstOverTc);
+}
+
 // A relayed-only link's bound that leaves only the top level names it: nothing lies above. The
 // chain counts it as a step seen in that level, so a link measured by such bounds step after
 // step (paced by the hops before it) learns that it stays clear. While bounds taught nothing,
