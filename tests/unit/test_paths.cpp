@@ -827,7 +827,7 @@ TEST(LinkStates, ABoundThriceALevelsMeanRulesThatLevelOut) {
 }
 
 // Under the software shaper a flow's goodput never exceeds its link's rate (its bucket holds one
-// chunk: no burst), so a bound rules a level out at 1.5 times its mean (the margin is the clocks'),
+// chunk: no burst), so a bound rules a level out at 1.5 times its mean,
 // and an untimed part's goodput counts for two thirds of itself. markov3: a→b back from a
 // twentieth to a quarter carried a split's small part whose receiver was late, read 0.0145 against
 // level 0's 0.0053 (2.7x), and with tc's 3 stood in level 0 for four steps.
@@ -847,7 +847,8 @@ TEST(LinkStates, UnderTheSoftwareShaperABoundOneAndAHalfTimesALevelsMeanRulesItO
     EXPECT_EQ(ls.belief(0, 1, 32)[0], 0.0) << bound;
     EXPECT_GT(ls.expected_gbps(0, 1, 32), bound) << bound;
   }
-  // At 1.4 times the mean level 0 stands, its figure lifted to two thirds of the bound at most.
+  // At 1.4 times the mean level 0 stands, and its figure stays the mean (the bound proves two
+  // thirds of itself, under it); a bound of 1.8 times lifts the figure to two thirds of it.
   LinkStates near = congested();
   const std::vector<double> odds = near.belief(0, 1, 32);
   near.observe(untimed(32, 0.07));
