@@ -92,6 +92,8 @@ struct NetworkConfig {
   double default_latency_ms = 10.0;
   double default_jitter_ms = 0.0;
   bool full_mesh = true;             // false: only the [[link]] entries exist (a sparse graph)
+  // The software shaper paces the links; otherwise MPI goes raw (the kernel or a real WAN shapes).
+  bool shaped() const { return shaper != "none"; }
 };
 
 struct ModelConfig {

@@ -64,13 +64,13 @@ ControllerView::ControllerView(World world, std::shared_ptr<const Scenario> scen
   std::vector<double> gbps = world_.link_gbps, lat = world_.link_latency_ms;
   for (auto& g : gbps) g /= world_.time_scale;
   for (auto& l : lat) l *= world_.time_scale;
-  // What the shaper's burst can lend a sliver: htb's under tc, none in the software shaper.
-  const double burst_over = world_.cfg && world_.cfg->network.shaper != "none"
-                                ? LinkStates::kBurstOverSoftware
-                                : LinkStates::kBurstOverTc;
+  // What the shaper's burst can lend a sliver: htb's under tc, none in the software shaper
+  // (unknown without a config: the larger).
+  const bool software = world_.cfg && world_.cfg->network.shaped();
+  const double burst_over = software ? LinkStates::kBurstOverSoftware : LinkStates::kBurstOverTc;
   links_ = LinkStates(world_.num_dcs, std::move(gbps), std::move(lat),
                       LinkStates::Params{pc.states, pc.ewma_alpha, burst_over});
-  opening_sync_ahead_ = world_.cfg && world_.cfg->network.shaper == "none";
+  opening_sync_ahead_ = world_.cfg && !world_.cfg->network.shaped();
 }
 
 void ControllerView::set_plan(Plan p) {

@@ -157,7 +157,7 @@ Transport::Transport(const Config& cfg, double t0)
 
 Transport::Transport(const Config& cfg, std::shared_ptr<const Scenario> scenario, double t0)
     : n_(scenario->num_dcs()),
-      shaped_(cfg.network.shaper != "none"),
+      shaped_(cfg.network.shaped()),
       t0_(t0),
       time_scale_(scenario->time_scale()),
       chunk_(static_cast<size_t>(std::max<long long>(1, cfg.network.chunk_bytes))),
@@ -337,11 +337,11 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
     }
     post_more(in);
   };
-  const double t_setup = now();
+  const double began = now();  // the call's start: sightings since are news to its tails
   auto path_latency = [&](const std::vector<int>& p) {  // seconds, as scheduled now
     double sum = 0;
     for (size_t h = 0; h + 1 < p.size(); ++h)
-      sum += links_[p[h] * n_ + p[h + 1]]->schedule().at(t_setup).latency_s;
+      sum += links_[p[h] * n_ + p[h + 1]]->schedule().at(began).latency_s;
     return sum;
   };
   for (size_t xi = 0; xi < xs.size(); ++xi) {
@@ -404,7 +404,6 @@ void Transport::execute(MPI_Comm channel, int self, const std::vector<Transfer>&
   // (what the tail's route already has to send goes first); otherwise it is settled empty once
   // what is left of the part would end before the tail's header could reach the receiver. Only
   // sightings made during this call are news here (docs/paths.md, "The tail").
-  const double began = now();
   if (tail_bytes) tail_bytes->assign(xs.size(), 0);
   auto settle_tails = [&](double t) {
     for (OutFlow& tf : flows) {

@@ -117,7 +117,7 @@ void check_forecast(const Config& cfg, Errors& e) {
 const char* const kUnshapedPlanners[] = {"mpi-allreduce"};
 
 void check_unshaped_planners(const Config& cfg, Errors& e) {
-  if (cfg.network.shaper == "none") return;
+  if (!cfg.network.shaped()) return;
   const std::string why = " calls MPI_Allreduce among the gateways, which bypasses the software "
                           "shaper (network.shaper = " + quote(cfg.network.shaper) + ")";
   const std::string expected = "network.shaper = \"none\" (kernel shaping under "
