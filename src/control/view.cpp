@@ -68,8 +68,9 @@ ControllerView::ControllerView(World world, std::shared_ptr<const Scenario> scen
   // (unknown without a config: the larger).
   const bool software = world_.cfg && world_.cfg->network.shaped();
   const double burst_over = software ? LinkStates::kBurstOverSoftware : LinkStates::kBurstOverTc;
+  const double goodput_over = software ? LinkStates::kGoodputOverSoftware : LinkStates::kBurstOverTc;
   links_ = LinkStates(world_.num_dcs, std::move(gbps), std::move(lat),
-                      LinkStates::Params{pc.states, pc.ewma_alpha, burst_over});
+                      LinkStates::Params{pc.states, pc.ewma_alpha, burst_over, goodput_over});
   opening_sync_ahead_ = world_.cfg && !world_.cfg->network.shaped();
 }
 

@@ -866,8 +866,56 @@ TEST(LinkStates, TheControllerTakesTheShapersBurst) {
   Config cfg = triangle("burst_sw", "");
   auto sc = std::make_shared<const Scenario>(cfg);
   EXPECT_EQ(direct_view(cfg, sc)->links().params().burst_over, LinkStates::kBurstOverSoftware);
+  EXPECT_EQ(direct_view(cfg, sc)->links().params().goodput_over, LinkStates::kGoodputOverSoftware);
   cfg.network.shaper = "none";
   EXPECT_EQ(direct_view(cfg, sc)->links().params().burst_over, LinkStates::kBurstOverTc);
+  EXPECT_EQ(direct_view(cfg, sc)->links().params().goodput_over, LinkStates::kBurstOverTc);
+}
+
+// A streaming rate under what the link's flows got through it over the step (their goodput: a
+// lower bound on its rate) is no reading of the link — it timed a relayed flow's trickle while
+// the link's own flows went untimed. It counts as that goodput does for flows too fast to time:
+// a bound, which leaves a clear link clear. markov3: c→b, clear, read 0.0249 Gbit/s with a
+// goodput of 0.0504; believed at a quarter, it cost a collapse met without a standby (1080 ms).
+TEST(LinkStates, AReadingUnderTheGoodputIsNoReading) {
+  const LinkStates::Params sw{4, 0.5, LinkStates::kBurstOverSoftware, LinkStates::kGoodputOverSoftware};
+  // Link 0→1 streamed at `stream` Gbit/s while its flows' 1e6 bytes took a wire time that
+  // gives `goodput`; with `late` > 0 its last streaming interval (a tenth of the time) read that.
+  auto reading = [](int64_t s, double stream, double goodput, double late = 0) {
+    StepRecord r = step_with(s, 2, 0, 1, stream);
+    LinkStep& l = r.links[1];
+    l.bytes = 1e6;
+    l.wire_ms = 1e6 * 8 / (goodput * 1e6);
+    if (late > 0) l.late_stream_ms = l.stream_ms / 10, l.late_stream_bytes = late * 1e6 * l.late_stream_ms / 8;
+    return r;
+  };
+  auto clear = [&](const LinkStates::Params& p) {
+    LinkStates ls(2, {0, 1.0, 1.0, 0}, {0, 10, 10, 0}, p);
+    for (int64_t s = 0; s < 30; ++s) ls.observe(reading(s, 1.0, 0.9));
+    return ls;
+  };
+  LinkStates ls = clear(sw);
+  ASSERT_EQ(ls.last_state(0, 1), 3);
+  // Read at a quarter while a half got through: the link stays clear, and the chain learns no
+  // transition from it.
+  const int64_t seen = ls.transitions_seen(0, 1);
+  ls.observe(reading(30, 0.25, 0.5));
+  EXPECT_EQ(ls.last_state(0, 1), 3);
+  EXPECT_EQ(ls.transitions_seen(0, 1), seen);
+  EXPECT_GT(ls.expected_gbps(0, 1, 30), 0.5);
+  // At or above the goodput the reading is the link's: a quarter, level 1.
+  LinkStates slow = clear(sw);
+  slow.observe(reading(30, 0.25, 0.24));
+  EXPECT_EQ(slow.last_state(0, 1), 1);
+  // A link that changed within the step: its last interval (a twentieth) is the link now, whatever
+  // the goodput of the whole step, which blends before and after.
+  LinkStates fell = clear(sw);
+  fell.observe(reading(30, 0.25, 0.5, 0.05));
+  EXPECT_EQ(fell.last_state(0, 1), 0);
+  // Under tc the goodput proves a third of itself (htb's burst): a quarter under a half stands.
+  LinkStates tc = clear(LinkStates::Params{4, 0.5});
+  tc.observe(reading(30, 0.25, 0.5));
+  EXPECT_EQ(tc.last_state(0, 1), 1);
 }
 
 // A relayed-only link's bound that leaves only the top level names it: nothing lies above. The
