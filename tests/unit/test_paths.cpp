@@ -872,11 +872,13 @@ TEST(LinkStates, TheControllerTakesTheShapersBurst) {
   EXPECT_EQ(direct_view(cfg, sc)->links().params().goodput_over, LinkStates::kBurstOverTc);
 }
 
-// A streaming rate under what the link's flows got through it over the step (their goodput: a
-// lower bound on its rate) is no reading of the link — it timed a relayed flow's trickle while
-// the link's own flows went untimed. It counts as that goodput does for flows too fast to time:
-// a bound, which leaves a clear link clear. markov3: c→b, clear, read 0.0249 Gbit/s with a
-// goodput of 0.0504; believed at a quarter, it cost a collapse met without a standby (1080 ms).
+// A streaming rate with no first hop's flow timed that reads under what the link's flows got
+// through it over the step (their goodput: a lower bound on its rate) is no reading of the link
+// — it timed a relayed flow's trickle while the link's own flows went untimed. It counts as that
+// goodput does for flows too fast to time: a bound, which leaves a clear link clear. markov3:
+// c→b, clear, read 0.0249 Gbit/s with a goodput of 0.0504; believed at a quarter, it cost a
+// collapse met without a standby (1080 ms). A backed rate under the goodput reads the link low:
+// the goodput is the sample.
 TEST(LinkStates, AReadingUnderTheGoodputIsNoReading) {
   const LinkStates::Params sw{4, 0.5, LinkStates::kBurstOverSoftware, LinkStates::kGoodputOverSoftware};
   // Link 0→1 streamed at `stream` Gbit/s while its flows' 1e6 bytes took a wire time that
@@ -916,6 +918,25 @@ TEST(LinkStates, AReadingUnderTheGoodputIsNoReading) {
   LinkStates tc = clear(LinkStates::Params{4, 0.5});
   tc.observe(reading(30, 0.25, 0.5));
   EXPECT_EQ(tc.last_state(0, 1), 1);
+  // A backed rate (a first hop's flow timed) under the goodput is the link's, read low: the
+  // goodput is the sample. Clear, read at 0.6 under a goodput of 0.9: level 3 still, at 0.9.
+  auto backed = [&](int64_t s, double rate, double goodput) {
+    StepRecord r = reading(s, rate, goodput);
+    r.links[1].backed_bytes = r.links[1].stream_bytes, r.links[1].backed_ms = r.links[1].stream_ms;
+    return r;
+  };
+  LinkStates low = clear(sw);
+  low.observe(backed(30, 0.6, 0.9));
+  EXPECT_EQ(low.last_state(0, 1), 3);
+  EXPECT_DOUBLE_EQ(low.last_gbps(0, 1), 0.9);
+  // Collapsed, read at 0.03 under a goodput of 0.05: an exact sample of level 0, as the reading
+  // itself would be — the chain learns the fall.
+  LinkStates drop = clear(sw);
+  const int64_t before = drop.transitions_seen(0, 1);
+  drop.observe(backed(30, 0.03, 0.05));
+  EXPECT_EQ(drop.last_state(0, 1), 0);
+  EXPECT_DOUBLE_EQ(drop.last_gbps(0, 1), 0.05);
+  EXPECT_EQ(drop.transitions_seen(0, 1), before + 1);
 }
 
 // A relayed-only link's bound that leaves only the top level names it: nothing lies above. The
