@@ -111,7 +111,7 @@ class LinkStates {
     // How far a flow's goodput (bytes over its wire time) can run above its link's rate: under
     // tc htb's burst (as burst_over); under the software shaper not at all (kGoodputOverSoftware:
     // at most 1.00 times the configured rate over 9 runs of markov3 and sparse-ring4). A rate
-    // read under the goodput over this is no reading of the link (link_state.cpp, observe).
+    // read under the goodput over this misreads the link (link_state.cpp, observe).
     double goodput_over = kBurstOverTc;
   };
   static constexpr double kGoodputOverSoftware = 1.0;
