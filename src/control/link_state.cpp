@@ -379,17 +379,18 @@ void LinkStates::observe(const StepRecord& r, const Carriage* carried) {
   std::vector<bool> understated(static_cast<size_t>(L), false);
   for (int l = 0; l < L && l < static_cast<int>(r.links.size()); ++l) {
     const LinkStep& m = r.links[l];
+    // The rate the step's figure gives, or the goodput where the figure reads under it (`under`).
     const double got = m.goodput_gbps() / p_.goodput_over;
-    if (m.backed_ms > 0 && m.backed_bytes > 0) {
-      const double whole = m.backed_gbps(), late = m.late_gbps();
-      rate[l] = now_gbps(whole, late, m.backed_ms, m.late_ms);
-      if (!changed_within(whole, late, m.backed_ms, m.late_ms) && whole < kUnderGoodput * got)
-        rate[l] = got;
-    } else if (m.stream_ms > 0 && m.stream_bytes > 0) {
-      const double whole = m.stream_gbps(), late = m.late_stream_gbps();
-      rate[l] = now_gbps(whole, late, m.stream_ms, m.late_stream_ms);
-      if (!changed_within(whole, late, m.stream_ms, m.late_stream_ms) && whole < kUnderGoodput * got)
-        understated[l] = true, rate[l] = got;
+    bool under = false;
+    auto read = [&](double whole, double late, double whole_ms, double late_ms) {
+      under = !changed_within(whole, late, whole_ms, late_ms) && whole < kUnderGoodput * got;
+      return under ? got : now_gbps(whole, late, whole_ms, late_ms);
+    };
+    if (m.backed_ms > 0 && m.backed_bytes > 0)
+      rate[l] = read(m.backed_gbps(), m.late_gbps(), m.backed_ms, m.late_ms);
+    else if (m.stream_ms > 0 && m.stream_bytes > 0) {
+      rate[l] = read(m.stream_gbps(), m.late_stream_gbps(), m.stream_ms, m.late_stream_ms);
+      understated[l] = under;  // backed: the goodput is a sample; streaming only: a bound
     }
   }
   for (int s = 0; s < n_; ++s)
